@@ -1188,3 +1188,55 @@ fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
         "{recs:#?}"
     );
 }
+
+/// A named session (`--session`, `CORDON_SESSION`) is shared across projects. A file tool's key
+/// names its path by the root's *name*, which another project's policy gives to another
+/// directory: "Allow for this session" for `write_file ws/.claude/settings.json` in one project
+/// allowed the same write, unasked, in another whose root is also named `ws`. The grant holds
+/// where it was given (a new server of the same project, same session: not asked again), and
+/// nowhere else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_grant_for_a_file_covers_no_other_projects_root_of_the_same_name() {
+    let a = workspace("");
+    let b = workspace("");
+    let session = format!("redmcp22-scope-{}", std::process::id());
+    let call_args =
+        |n: usize| json!({"path": "ws/.claude/settings.json", "content": " ".repeat(n)});
+
+    let (c, asked) = client(Some(Reply::Session));
+    let (s, _child) = connect(&a, &["--session", &session], c).await;
+    let r = call(&s, "write_file", call_args(1)).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "a surface write asks");
+    s.cancel().await.unwrap();
+    std::fs::remove_file(a.ws.join(".claude/settings.json")).unwrap();
+
+    // The same project, a new server of the session: the grant covers it (no form).
+    let (c, _) = client(None);
+    let (s, _child) = connect(&a, &["--session", &session], c).await;
+    // Another call between: the same key three times in a row would ask by the doom-loop
+    // check, whatever the grant.
+    let r = call(&s, "list_dir", json!({"path": "ws"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(&s, "write_file", call_args(2)).await;
+    assert!(
+        !is_error(&r),
+        "the grant holds in its own project: {}",
+        text(&r)
+    );
+    s.cancel().await.unwrap();
+
+    // Another project with a root of the same name: asked, and with nobody to ask, refused.
+    let (c, _) = client(None);
+    let (s, _child) = connect(&b, &["--session", &session], c).await;
+    let r = call(&s, "list_dir", json!({"path": "ws"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(&s, "write_file", call_args(3)).await;
+    assert!(
+        is_error(&r),
+        "another project's grant allowed it: {}",
+        text(&r)
+    );
+    assert!(!b.ws.join(".claude/settings.json").exists());
+    s.cancel().await.unwrap();
+}
