@@ -656,7 +656,14 @@ impl Engine {
             take(&mut worst, &self.default_for(req));
         }
         if let Some(v) = verdict {
-            take(&mut worst, v);
+            // The surface's ask, tied with an ask only by default (the root's
+            // `write_approval`), is the one to show: the person must learn that the file is one
+            // a program of the operator's runs, and a session grant covers later writes to it.
+            let by_default = keys.iter().all(|k| k.by_default);
+            match &worst {
+                Some(w) if by_default && w.action == v.action => worst = Some(v.clone()),
+                _ => take(&mut worst, v),
+            }
         }
         worst.unwrap_or_else(|| self.default_for(req))
     }

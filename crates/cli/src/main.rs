@@ -458,7 +458,7 @@ fn session_cmd(cmd: SessionCmd) -> Exit {
         SessionCmd::Show { name } => (name, None),
         SessionCmd::Revoke { name, words } => (name, Some(words)),
     };
-    let mut s = cordon_gate::session::Session::open(name, &[])?;
+    let mut s = cordon_gate::session::Session::open(name, &[], None)?;
     match words {
         None => {
             for (tool, key) in s.grants() {

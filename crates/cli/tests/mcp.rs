@@ -784,6 +784,11 @@ struct Raw {
 
 impl Raw {
     fn start(w: &Workspace) -> Raw {
+        Raw::start_with(w, json!({}))
+    }
+
+    /// [`Raw::start`] declaring `capabilities`.
+    fn start_with(w: &Workspace, capabilities: Value) -> Raw {
         let mut child = common::command(&w.ws)
             .arg("mcp")
             .arg("--policy")
@@ -815,7 +820,7 @@ impl Raw {
         };
         raw.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "raw", "version": "1"}}}),
         );
         assert!(raw.answer().get("result").is_some());
@@ -977,4 +982,261 @@ async fn bwrap_calls_share_one_sandbox_that_keeps_nothing_of_a_call_and_dies_wit
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// On 2026-07-28 the person's answer comes back with the client's retry, whenever the client
+/// sends it. An answer that arrives after the policy's `approval.timeout` is late, as a late
+/// elicitation answer is on 2025-11-25: it approves nothing, and the record says it timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_a_retry_after_the_approval_timeout_approves_nothing() {
+    let w = workspace("");
+    let text_of = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(
+        &w.policy,
+        text_of.replace("[approval]\n", "[approval]\ntimeout = \"2s\"\n"),
+    )
+    .unwrap();
+    let (c, _asked, lifecycle) = stateless(Some(Reply::Once));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    let a = args(json!({"command": "touch late"}));
+    let first = CallToolRequestParams::new("run_command").with_arguments(a.clone());
+    let state = match s.call_tool_once(first).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(r) => r.request_state.expect("a handle"),
+        other => panic!("expected an input-required result, got {other:?}"),
+    };
+    // The client holds the answer past the timeout (measured by the server from its ask).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let retry = CallToolRequestParams::new("run_command")
+        .with_arguments(a)
+        .with_request_state(state)
+        .with_input_responses(
+            [(
+                "approval".to_string(),
+                json!({"action": "accept", "content": {"decision": "once"}}),
+            )]
+            .into_iter()
+            .collect(),
+        );
+    match s.call_tool_once(retry).await.unwrap() {
+        rmcp::model::CallToolResponse::Complete(r) => {
+            assert!(is_error(&r), "a late answer ran the call: {}", text(&r));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(!w.ws.join("late").exists());
+    s.cancel().await.unwrap();
+    let recs = records(&w.log);
+    let last = recs.last().expect("the retry's decision is recorded");
+    assert_eq!(last["decision"], "deny", "{last:#}");
+    assert_eq!(last["by"]["kind"], "timeout", "{last:#}");
+}
+
+/// On 2026-07-28 the person answers the form cordon gave with the input-required result; the
+/// retry is decided again when it comes. When the call now asks for something else than the
+/// person was shown (here: a directory on the way swapped for a link to `.claude` between the
+/// ask and the retry, so the same arguments now write Claude Code's settings, on the
+/// persistence surface), the answer to the old form must not approve it: it is asked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_an_answer_approves_only_the_ask_the_person_was_shown() {
+    let w = workspace("write_approval = true\n");
+    std::fs::create_dir(w.ws.join("a")).unwrap();
+    std::fs::create_dir(w.ws.join(".claude")).unwrap();
+    let (c, _asked, lifecycle) = stateless(Some(Reply::Once));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    let a = args(json!({"path": "ws/a/settings.json", "content": "{\"hooks\": {}}"}));
+    let first = CallToolRequestParams::new("write_file").with_arguments(a.clone());
+    let (state, shown) = match s.call_tool_once(first).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(r) => {
+            let shown = serde_json::to_string(&r.input_requests).unwrap();
+            (r.request_state.expect("a handle"), shown)
+        }
+        other => panic!("expected an input-required result, got {other:?}"),
+    };
+    assert!(!shown.contains(".claude"), "{shown}");
+    // Between the ask and the retry, `a` becomes a link to `.claude` (inside the root).
+    std::fs::rename(w.ws.join("a"), w.ws.join("a.old")).unwrap();
+    std::os::unix::fs::symlink(".claude", w.ws.join("a")).unwrap();
+    let retry = CallToolRequestParams::new("write_file")
+        .with_arguments(a.clone())
+        .with_request_state(state)
+        .with_input_responses(
+            [(
+                "approval".to_string(),
+                json!({"action": "accept", "content": {"decision": "once"}}),
+            )]
+            .into_iter()
+            .collect(),
+        );
+    match s.call_tool_once(retry).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(r) => {
+            let again = serde_json::to_string(&r.input_requests).unwrap();
+            assert!(
+                again.contains(".claude"),
+                "the new form names the real target: {again}"
+            );
+        }
+        rmcp::model::CallToolResponse::Complete(r) => {
+            assert!(
+                is_error(&r),
+                "the old answer approved another write: {}",
+                text(&r)
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(!w.ws.join(".claude/settings.json").exists());
+    s.cancel().await.unwrap();
+}
+
+/// The form a file tool's ask puts to the person names the file (the preview alone is the
+/// content or the diff: a `write_file` form showed `{"hooks": {}}` and not where it went),
+/// and says when the file is on the persistence surface.
+#[test]
+fn a_file_tools_form_names_the_file_and_the_surface() {
+    let w = workspace("write_approval = true\n");
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "write_file",
+        "arguments": {"path": "ws/sub/settings.json",
+            "content": "{}\n\nWhy you are asked: a plain note that nothing runs\n"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(message.contains("ws/sub/settings.json"), "{message}");
+    // The content is the agent's: what in it reads like cordon's reason comes after the real
+    // one, never where the person reads cordon's.
+    let first = message
+        .split("Why you are asked: ")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("the root `ws` sets write_approval"),
+        "{message}"
+    );
+    raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    let a = raw.answer();
+    assert_eq!(a["id"], 7, "{a}");
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(!w.ws.join("sub/settings.json").exists());
+
+    // On the persistence surface, the form says so also where the root asks for every write:
+    // the surface's reason was hidden behind `write_approval`'s, and "Allow for this session"
+    // then let later writes of hooks into the file through unasked.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "write_file",
+        "arguments": {"path": "ws/.claude/settings.json", "content": "{}"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(message.contains("outside the sandbox"), "{message}");
+    raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    assert_eq!(raw.answer()["id"], 8);
+}
+
+/// A request reusing an id of the session is refused before rmcp sees it. Before, a second
+/// `tools/call` with the id of one still running took its place in rmcp's table of requests
+/// under way: a `notifications/cancelled` for the id stopped only the second, and the first
+/// command ran on out of the client's reach, its answer and audit record under the same id.
+#[test]
+fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
+    let w = workspace("");
+    let mut raw = Raw::start(&w);
+    // `sleep` takes a decimal fraction: a number no other process has in its command line.
+    let marker = format!("1000.{}77", std::process::id());
+    let call = |id: u64, command: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "run_command", "arguments": {"command": command}}})
+    };
+    raw.send(&call(5, &format!("sleep {marker}")));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while common::pids_with(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the first command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    raw.send(&call(5, "echo second"));
+    let a = raw.answer();
+    assert_eq!(a["id"], 5, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{a}"
+    );
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 5}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !common::pids_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the cancel did not reach the first call: its command still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    raw.send(&call(6, "echo after"));
+    let a = raw.answer();
+    assert_eq!(a["id"], 6, "{a}");
+    assert_eq!(a["result"]["structuredContent"]["stdout"], "after\n", "{a}");
+    let recs = records(&w.log);
+    assert!(
+        recs.iter().all(|r| r["preview"] != "echo second"),
+        "{recs:#?}"
+    );
+}
+
+/// A named session (`--session`, `CORDON_SESSION`) is shared across projects. A file tool's key
+/// names its path by the root's *name*, which another project's policy gives to another
+/// directory: "Allow for this session" for `write_file ws/.claude/settings.json` in one project
+/// allowed the same write, unasked, in another whose root is also named `ws`. The grant holds
+/// where it was given (a new server of the same project, same session: not asked again), and
+/// nowhere else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_grant_for_a_file_covers_no_other_projects_root_of_the_same_name() {
+    let a = workspace("");
+    let b = workspace("");
+    let session = format!("redmcp22-scope-{}", std::process::id());
+    let call_args =
+        |n: usize| json!({"path": "ws/.claude/settings.json", "content": " ".repeat(n)});
+
+    let (c, asked) = client(Some(Reply::Session));
+    let (s, _child) = connect(&a, &["--session", &session], c).await;
+    let r = call(&s, "write_file", call_args(1)).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "a surface write asks");
+    s.cancel().await.unwrap();
+    std::fs::remove_file(a.ws.join(".claude/settings.json")).unwrap();
+
+    // The same project, a new server of the session: the grant covers it (no form).
+    let (c, _) = client(None);
+    let (s, _child) = connect(&a, &["--session", &session], c).await;
+    // Another call between: the same key three times in a row would ask by the doom-loop
+    // check, whatever the grant.
+    let r = call(&s, "list_dir", json!({"path": "ws"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(&s, "write_file", call_args(2)).await;
+    assert!(
+        !is_error(&r),
+        "the grant holds in its own project: {}",
+        text(&r)
+    );
+    s.cancel().await.unwrap();
+
+    // Another project with a root of the same name: asked, and with nobody to ask, refused.
+    let (c, _) = client(None);
+    let (s, _child) = connect(&b, &["--session", &session], c).await;
+    let r = call(&s, "list_dir", json!({"path": "ws"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(&s, "write_file", call_args(3)).await;
+    assert!(
+        is_error(&r),
+        "another project's grant allowed it: {}",
+        text(&r)
+    );
+    assert!(!b.ws.join(".claude/settings.json").exists());
+    s.cancel().await.unwrap();
 }

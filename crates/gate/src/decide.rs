@@ -225,7 +225,12 @@ impl Gate {
 
     fn open_session(&self) -> Result<Option<session::Session>, Error> {
         match &self.session {
-            Some(name) => session::Session::open(name, &writable_roots(&self.policy)).map(Some),
+            Some(name) => session::Session::open(
+                name,
+                &writable_roots(&self.policy),
+                Some(session::scope(&self.policy)),
+            )
+            .map(Some),
             None => Ok(None),
         }
     }

@@ -148,7 +148,8 @@ impl Gate {
             Some(_) if dry => None,
             Some(name) => {
                 let refused = |e| refusal::refused_open(&policy, &opts.front_end, e);
-                let mut s = session::Session::open(name, &writable).map_err(refused)?;
+                let mut s = session::Session::open(name, &writable, Some(session::scope(&policy)))
+                    .map_err(refused)?;
                 s.restore(&mut engine);
                 s.save_from(&engine).map_err(refused)?;
                 Some(s.id)

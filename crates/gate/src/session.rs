@@ -36,6 +36,34 @@ pub struct Session {
     pub id: String,
     grants: Vec<(String, Key)>,
     doom: (Option<u64>, u32),
+    /// The roots the caller decides over ([`scope`]); `None` for a caller that only lists or
+    /// revokes grants.
+    scope: Option<String>,
+    /// The roots the grants were saved under.
+    saved_scope: Option<String>,
+}
+
+/// The tools whose keys name no location: a command's words, an MCP server's tool and its
+/// arguments. Every other tool's key names a path by its root's *name* (`ws/.envrc`), which
+/// another policy gives to another directory.
+const PLACELESS: [&str; 2] = ["shell", "mcp"];
+
+/// What a file tool's key means: each root's name and its real directory. A session is shared
+/// by name (`--session`, `CORDON_SESSION`) across projects, and a grant for `write_file
+/// ws/.claude/settings.json` given where `ws` is one project's directory allowed the same
+/// write, unasked, in another project whose root is also named `ws`.
+pub fn scope(policy: &cordon_policy::Policy) -> String {
+    let mut roots: Vec<(String, String)> = policy
+        .sandbox
+        .paths
+        .iter()
+        .map(|p| {
+            let real = std::fs::canonicalize(&p.root).unwrap_or_else(|_| p.root.clone());
+            (p.name.clone(), real.to_string_lossy().into_owned())
+        })
+        .collect();
+    roots.sort();
+    json!(roots).to_string()
 }
 
 /// The directory sessions live in.
@@ -140,8 +168,9 @@ pub fn valid_name(name: &str) -> Result<(), Error> {
 
 impl Session {
     /// Opens (creating) session `name`, locked. `writable` are the roots the sandboxed command
-    /// may write: a session directory inside one is refused.
-    pub fn open(name: &str, writable: &[PathBuf]) -> Result<Session, Error> {
+    /// may write: a session directory inside one is refused. `scope` is the caller's policy's
+    /// [`scope`] (`None` for a caller that only lists or revokes grants).
+    pub fn open(name: &str, writable: &[PathBuf], scope: Option<String>) -> Result<Session, Error> {
         valid_name(name)?;
         let (dir, real) = open_private_dir(
             "sessions",
@@ -189,6 +218,8 @@ impl Session {
             id: String::new(),
             grants: Vec::new(),
             doom: (None, 0),
+            scope,
+            saved_scope: None,
         };
         // Never through a link, a regular file only (a FIFO planted at the name must not hang
         // the call), at most 1 MiB.
@@ -260,6 +291,7 @@ impl Session {
             .unwrap_or(0)
             .min(u64::from(u32::MAX)) as u32;
         self.doom = (last, count);
+        self.saved_scope = v["roots"].as_str().map(String::from);
         Ok(())
     }
 
@@ -268,10 +300,15 @@ impl Session {
         &self.grants
     }
 
-    /// Gives `engine` this session's grants and doom-loop state.
+    /// Gives `engine` this session's grants and doom-loop state: a grant whose key names a
+    /// path by a root's name only where the roots are those it was given under (else it is
+    /// dropped at the next save: fail closed, the call asks again).
     pub fn restore(&self, engine: &mut Engine) {
+        let same_roots = self.scope.is_some() && self.scope == self.saved_scope;
         for (tool, key) in &self.grants {
-            engine.memory_mut().grant(tool, key.clone());
+            if same_roots || PLACELESS.contains(&tool.as_str()) {
+                engine.memory_mut().grant(tool, key.clone());
+            }
         }
         engine.set_doom_state(self.doom);
     }
@@ -305,6 +342,7 @@ impl Session {
             "id": self.id,
             "grants": grants,
             "doom": {"last": self.doom.0, "count": self.doom.1},
+            "roots": self.scope.as_ref().or(self.saved_scope.as_ref()),
         });
         let text = format!("{v}\n");
         // Pinned first: a crash between the two leaves a file that is refused, never one that

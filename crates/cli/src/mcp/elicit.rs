@@ -53,23 +53,26 @@ pub fn answer(content: Option<&Value>) -> Result<Answer, AskError> {
     }
 }
 
-/// The message the person reads.
+/// The message the person reads: cordon's own words first, then the call's preview, which
+/// holds what the agent wrote (a file's content, a command's words) and so comes last: text
+/// in it that reads like cordon's (`Why you are asked: a plain note`) cannot stand where
+/// cordon's reason is read, nor push it out of the form.
 pub fn message(tool: &str, preview: &str, why: &str) -> String {
     format!(
-        "cordon: the agent wants to run a `{}` call that needs your approval.\n\n{}\n\nWhy you are asked: {}",
+        "cordon: the agent wants to run a `{}` call that needs your approval.\n\nWhy you are asked: {}\n\nThe call:\n{}",
         clean(tool),
-        clean_lines(preview),
-        clean(why)
+        clean(why),
+        clean_lines(preview)
     )
 }
 
 /// The message for a connection a command opens while it runs.
 fn connection_message(summary: &str, preview: &str, why: &str) -> String {
     format!(
-        "cordon: a command the agent runs wants to {}, which needs your approval.\n\n{}\n\nWhy you are asked: {}",
+        "cordon: a command the agent runs wants to {}, which needs your approval.\n\nWhy you are asked: {}\n\nThe connection:\n{}",
         clean(summary),
-        clean_lines(preview),
-        clean(why)
+        clean(why),
+        clean_lines(preview)
     )
 }
 
@@ -106,20 +109,42 @@ pub fn result(r: &ElicitResult) -> Result<Answer, AskError> {
 }
 
 /// An answer that came with the call (2026-07-28: the client's retry carries the person's
-/// answer to the input-required result), or none: then an ask cannot be asked.
-pub struct Preset(pub Option<Result<Answer, AskError>>);
+/// answer to the input-required result), or none: then an ask cannot be asked. With the form's
+/// text the person answered (and the call's preview), the answer is given only to an ask whose
+/// form reads the same: the retry is decided afresh, and an ask about something else (the
+/// call changed between the form and the retry) was never put to the person.
+pub struct Preset(
+    pub Option<Result<Answer, AskError>>,
+    /// The form's text the answer is to, and the call's preview now.
+    pub Option<(String, String)>,
+);
+
+impl Preset {
+    /// `answer`, given only to an ask whose form is `shown` for a call previewed as `preview`.
+    pub fn shown(answer: Result<Answer, AskError>, shown: String, preview: &str) -> Preset {
+        Preset(Some(answer), Some((shown, preview.to_string())))
+    }
+}
 
 impl AsyncAsker for Preset {
     fn ask(
         &mut self,
-        _request: &Request,
-        _pending: &Pending,
+        request: &Request,
+        pending: &Pending,
     ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
-        let answer = self.0.take().unwrap_or_else(|| {
-            Err(AskError::Lost(
+        let answer = match (self.0.take(), &self.1) {
+            (Some(_), Some((shown, preview)))
+                if *shown != message(&request.tool, preview, &pending.reason) =>
+            {
+                Err(AskError::Lost(
+                    "the call changed after the person was asked; it was not approved".into(),
+                ))
+            }
+            (Some(answer), _) => answer,
+            (None, _) => Err(AskError::Lost(
                 "the call needed an approval the client was not asked for".into(),
-            ))
-        });
+            )),
+        };
         std::future::ready(answer)
     }
 }

@@ -58,6 +58,14 @@ where
     // client → rmcp, answering what rmcp would drop.
     tokio::spawn(async move {
         let mut input = BufReader::new(input);
+        // Every request id the client used in this session. A request reusing one is answered
+        // with an error and never reaches rmcp, whose table of requests under way is keyed by
+        // the id: a second `tools/call` with the id of one still running took its entry, so a
+        // `notifications/cancelled` for the id stopped only the newer call and the first ran
+        // on out of the client's reach (and their answers and audit records were one id's).
+        // MCP forbids the reuse ("MUST NOT have been previously used ... within the same
+        // session"), so refusing it breaks no client that follows the protocol.
+        let mut used = std::collections::HashSet::new();
         loop {
             match read_line(&mut input).await {
                 Line::Eof => break,
@@ -67,7 +75,16 @@ where
                     if text.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    if serde_json::from_slice::<serde_json::Value>(text).is_ok() {
+                    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(text) {
+                        if let Some(id) = v.get("method").and(v.get("id")) {
+                            if !used.insert(id.to_string()) {
+                                let answer = error(id.clone(), -32600, &format!("cordon: request id {id} was already used in this session; this request was dropped (each request needs an id of its own)"));
+                                if write_line(&output, &answer).await.is_err() {
+                                    break;
+                                }
+                                continue;
+                            }
+                        }
                         if to_rmcp.write_all(&line).await.is_err() {
                             break;
                         }

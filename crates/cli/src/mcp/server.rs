@@ -127,17 +127,21 @@ impl ServerHandler for Cordon {
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
         let decision = if stateless {
+            // A retry brings the person's answer to the form cordon gave, and that form's text.
             let preset = match request.request_state {
-                Some(state) => match self
-                    .asks
-                    .answer(&state, &name, &args, request.input_responses)
-                {
-                    Ok(answer) => Some(answer),
+                Some(state) => match self.asks.answer(
+                    &state,
+                    &name,
+                    &args,
+                    request.input_responses,
+                    gate.policy().approval.timeout,
+                ) {
+                    Ok(answered) => Some(answered),
                     Err(refusal) => return Ok(tools::error(refusal.to_string()).into()),
                 },
                 None => None,
             };
-            if preset.is_none() && can_elicit(&context) {
+            if can_elicit(&context) {
                 // What the real decision starts from: the one evaluator, mode and grants
                 // included.
                 let explained = match gate.explain(&call) {
@@ -145,25 +149,36 @@ impl ServerHandler for Cordon {
                     Err(e) => return Ok(tools::error(e.to_string()).into()),
                 };
                 if let Outcome::Ask(p) = &explained.outcome {
-                    let message = elicit::message(call.tool(), call.preview(), &p.reason);
-                    return Ok(match self.asks.input_required(&name, &args, message) {
-                        Ok(r) => CallToolResponse::InputRequired(r),
-                        Err(e) => tools::error(e.to_string()).into(),
-                    });
+                    let message = elicit::message(call.tool(), &shown_to_person(&call), &p.reason);
+                    // No answer yet, or an answer to another form: the same arguments can
+                    // mean another call by the retry (a directory on the way swapped for a
+                    // link, a file's content changed), and the person approved only what
+                    // they were shown. Ask again, showing what it is now.
+                    let answered = preset.as_ref().is_some_and(|(_, shown)| *shown == message);
+                    if !answered {
+                        return Ok(match self.asks.input_required(&name, &args, message) {
+                            Ok(r) => CallToolResponse::InputRequired(r),
+                            Err(e) => tools::error(e.to_string()).into(),
+                        });
+                    }
                 }
             }
-            let preset = match preset {
-                None if !can_elicit(&context) => Some(Err(AskError::NobodyToAsk(String::new()))),
-                preset => preset,
+            let mut asker = match preset {
+                Some((answer, shown)) => Preset::shown(answer, shown, &shown_to_person(&call)),
+                None if !can_elicit(&context) => {
+                    Preset(Some(Err(AskError::NobodyToAsk(String::new()))), None)
+                }
+                None => Preset(None, None),
             };
-            gate.decide_async(&call, &mut Preset(preset)).await
+            gate.decide_async(&call, &mut asker).await
         } else if can_elicit(&context) {
-            let mut asker = Elicit::new(context.peer.clone(), call.preview().to_string());
+            let mut asker = Elicit::new(context.peer.clone(), shown_to_person(&call));
             gate.decide_async(&call, &mut asker).await
         } else {
             // Nobody to ask: the gate words the denial, saying how to approve.
             let nobody = Err(AskError::NobodyToAsk(String::new()));
-            gate.decide_async(&call, &mut Preset(Some(nobody))).await
+            gate.decide_async(&call, &mut Preset(Some(nobody), None))
+                .await
         };
         if !decision.is_allowed() {
             return Ok(refused(&decision, call.shown()).into());
@@ -174,6 +189,17 @@ impl ServerHandler for Cordon {
             file_tool(&gate, call, decision).await
         };
         Ok(result.into())
+    }
+}
+
+/// What the person is shown of a call: its preview, after the call on one line where the
+/// preview does not hold it. A file tool's preview is the content or the diff alone; without
+/// its summary (`create ws/.claude/settings.json (13 bytes)`) the form did not say which file.
+fn shown_to_person(call: &Call) -> String {
+    if call.preview().contains(call.shown()) {
+        call.preview().to_string()
+    } else {
+        format!("{}\n{}", call.shown(), call.preview())
     }
 }
 
@@ -279,10 +305,22 @@ async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallTool
 }
 
 /// Approvals asked through input-required results (2026-07-28), awaiting the client's retry:
-/// opaque handles (the `requestState`) bound to the call they are for, each used once.
+/// opaque handles (the `requestState`) bound to the call they are for, each used once, and
+/// only within the policy's `approval.timeout` of the ask (a later answer is late, as a late
+/// elicitation answer is).
 #[derive(Default)]
 struct Asks {
-    pending: std::sync::Mutex<Vec<(String, String, JsonObject)>>,
+    pending: std::sync::Mutex<Vec<Pending>>,
+}
+
+/// One open ask: its handle, the call it is for, and when it was made.
+struct Pending {
+    handle: String,
+    tool: String,
+    args: JsonObject,
+    asked: std::time::Instant,
+    /// The form's text the person is shown.
+    message: String,
 }
 
 /// The key of the form in `inputRequests` / `inputResponses`.
@@ -298,13 +336,19 @@ impl Asks {
         args: &JsonObject,
         message: String,
     ) -> Result<InputRequiredResult, super::Error> {
-        let params = elicit::params(message).map_err(super::Error::Form)?;
+        let params = elicit::params(message.clone()).map_err(super::Error::Form)?;
         let handle = cordon_approval::audit::new_id().map_err(super::Error::Handle)?;
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if pending.len() >= MAX_PENDING {
             pending.remove(0);
         }
-        pending.push((handle.clone(), tool.to_string(), args.clone()));
+        pending.push(Pending {
+            handle: handle.clone(),
+            tool: tool.to_string(),
+            args: args.clone(),
+            asked: std::time::Instant::now(),
+            message,
+        });
         let mut requests = InputRequests::new();
         requests.insert(
             APPROVAL.to_string(),
@@ -313,21 +357,27 @@ impl Asks {
         Ok(InputRequiredResult::new(Some(requests), Some(handle)))
     }
 
-    /// The person's answer from a retry: only for the very call the handle was made for.
+    /// The person's answer from a retry, with the form's text they answered: only for the very
+    /// call the handle was made for, and only within `timeout` of the ask (a client may hold
+    /// the answer as long as it likes).
     fn answer(
         &self,
         state: &str,
         tool: &str,
         args: &JsonObject,
         responses: Option<InputResponses>,
-    ) -> Result<Result<Answer, AskError>, super::Error> {
+        timeout: std::time::Duration,
+    ) -> Result<(Result<Answer, AskError>, String), super::Error> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(at) = pending.iter().position(|(h, _, _)| h == state) else {
+        let Some(at) = pending.iter().position(|p| p.handle == state) else {
             return Err(super::Error::UnknownRetry);
         };
-        let (_, t, a) = pending.remove(at);
-        if t != tool || &a != args {
+        let p = pending.remove(at);
+        if p.tool != tool || &p.args != args {
             return Err(super::Error::OtherCall);
+        }
+        if p.asked.elapsed() > timeout {
+            return Ok((Err(AskError::TimedOut), p.message));
         }
         let answer = responses
             .and_then(|mut r| r.remove(APPROVAL))
@@ -340,7 +390,7 @@ impl Asks {
                 },
                 |r| elicit::result(&r),
             );
-        Ok(answer)
+        Ok((answer, p.message))
     }
 }
 
@@ -391,6 +441,8 @@ mod tests {
         }
     }
 
+    const LONG: std::time::Duration = std::time::Duration::from_secs(3600);
+
     fn responses(decision: &str) -> Option<InputResponses> {
         let v = json!({"action": "accept", "content": {"decision": decision}});
         Some([(APPROVAL.to_string(), v)].into_iter().collect())
@@ -403,11 +455,11 @@ mod tests {
         let state = |r: InputRequiredResult| r.request_state.unwrap();
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
         assert!(matches!(
-            asks.answer(&h, "run_command", &a, responses("once")),
-            Ok(Ok(Answer::Once))
+            asks.answer(&h, "run_command", &a, responses("once"), LONG),
+            Ok((Ok(Answer::Once), _))
         ));
         assert!(
-            asks.answer(&h, "run_command", &a, responses("once"))
+            asks.answer(&h, "run_command", &a, responses("once"), LONG)
                 .is_err(),
             "used"
         );
@@ -415,26 +467,48 @@ mod tests {
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
         let other = obj(json!({"command": "rm -rf /"}));
         assert!(asks
-            .answer(&h, "run_command", &other, responses("once"))
+            .answer(&h, "run_command", &other, responses("once"), LONG)
             .is_err());
         // The mismatch spent it.
         assert!(asks
-            .answer(&h, "run_command", &a, responses("once"))
+            .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
         let h = state(asks.input_required("write_file", &a, "m".into()).unwrap());
         assert!(asks
-            .answer(&h, "run_command", &a, responses("once"))
+            .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
         assert!(matches!(
-            asks.answer(&h, "run_command", &a, None),
-            Ok(Err(AskError::Lost(_)))
+            asks.answer(&h, "run_command", &a, None, LONG),
+            Ok((Err(AskError::Lost(_)), _))
         ));
         assert!(asks
-            .answer("nope", "run_command", &a, responses("once"))
+            .answer("nope", "run_command", &a, responses("once"), LONG)
             .is_err());
+    }
+
+    #[test]
+    fn an_answer_after_the_timeout_is_late() {
+        let asks = Asks::default();
+        let a = obj(json!({"command": "touch x"}));
+        let h = asks
+            .input_required("run_command", &a, "m".into())
+            .unwrap()
+            .request_state
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(matches!(
+            asks.answer(
+                &h,
+                "run_command",
+                &a,
+                responses("once"),
+                std::time::Duration::from_millis(10)
+            ),
+            Ok((Err(AskError::TimedOut), _))
+        ));
     }
 
     #[test]
@@ -450,7 +524,7 @@ mod tests {
             asks.input_required("run_command", &a, "m".into()).unwrap();
         }
         assert!(asks
-            .answer(&first, "run_command", &a, responses("once"))
+            .answer(&first, "run_command", &a, responses("once"), LONG)
             .is_err());
     }
 }

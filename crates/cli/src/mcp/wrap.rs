@@ -737,7 +737,7 @@ impl State {
             } else {
                 let nobody = Err(AskError::NobodyToAsk(String::new()));
                 self.gate
-                    .decide_async(&call, &mut elicit::Preset(Some(nobody)))
+                    .decide_async(&call, &mut elicit::Preset(Some(nobody), None))
                     .await
             };
             Some((call, decision))
