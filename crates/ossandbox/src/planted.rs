@@ -64,6 +64,7 @@ const HOOK_PROGRAM_WHY: &str = "an agent host's or a git hook manager's hook con
 /// Why a file an `.envrc` loads is watched.
 const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
 
+mod git_state;
 mod journal;
 mod listings;
 pub use journal::Journal;
@@ -121,6 +122,10 @@ pub enum What {
     /// A gitlink added to a repository's index: `git status` recurses into it and runs the
     /// repository found there.
     Gitlink,
+    /// A surface file the run put into git's own state — the index, HEAD's commit or
+    /// `refs/stash` — that the operator's `git checkout`, `git reset --hard` or `git stash
+    /// pop` would write out (or a repository whose such state cordon could not read).
+    GitState,
     /// One of [`TOOL_FILES`].
     ToolFile,
     /// An interrupted rebase's or cherry-pick's todo list that runs commands.
@@ -134,11 +139,12 @@ pub enum What {
 }
 
 impl What {
-    const ALL: [What; 8] = [
+    const ALL: [What; 9] = [
         What::GitDir,
         What::BareRepository,
         What::GitConfig,
         What::Gitlink,
+        What::GitState,
         What::ToolFile,
         What::TodoList,
         What::TrustStore,
@@ -156,6 +162,7 @@ impl What {
             What::BareRepository => "bare-repository",
             What::GitConfig => "git-config",
             What::Gitlink => "gitlink",
+            What::GitState => "git-state",
             What::ToolFile => "tool-file",
             What::TodoList => "todo-list",
             What::TrustStore => "trust-store",
@@ -284,6 +291,8 @@ pub struct Snapshot {
     seen: BTreeMap<PathBuf, Seen>,
     /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
     gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
+    /// Git directory → what of its index, HEAD and stash the operator's git could write out.
+    git: BTreeMap<PathBuf, git_state::GitState>,
     /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
     listings: HashMap<PathBuf, Listing>,
     /// When the snapshot began.
@@ -1298,12 +1307,36 @@ impl Snapshot {
                     .map(|e| e.path()),
             );
         }
+        const GITLINK: u32 = 0o160000;
         let mut links = BTreeSet::new();
+        // Every index file's entries (a split index's own over its shared one's); `None` once
+        // one that exists is no index cordon can read.
+        let mut entries: Option<(Vec<IndexEntry>, usize)> = Some((Vec::new(), 20));
+        let exists = std::fs::symlink_metadata(&index).is_ok();
         for file in files {
-            if let Some(found) = read_index(&file).as_deref().and_then(gitlinks) {
-                links.extend(found);
+            match read_index(&file).as_deref().and_then(index_entries) {
+                Some((found, hash)) => {
+                    links.extend(
+                        found
+                            .iter()
+                            .filter(|e| e.mode == GITLINK)
+                            .map(|e| e.name.clone()),
+                    );
+                    if let Some((all, h)) = entries.as_mut() {
+                        all.extend(found);
+                        *h = hash;
+                    }
+                }
+                None if std::fs::symlink_metadata(&file).is_ok() => entries = None,
+                None => {}
             }
         }
+        let state = git_state::GitState::read(
+            git_dir,
+            entries.as_ref().map(|(e, h)| (e.as_slice(), *h)),
+            exists,
+        );
+        self.git.insert(git_dir.to_path_buf(), state);
         self.gitlinks.insert(index, links);
     }
 
@@ -1504,8 +1537,9 @@ impl Snapshot {
                 });
             }
         }
+        out.extend(self.git_state_since(before));
         for f in &mut out {
-            if f.what == What::Gitlink {
+            if matches!(f.what, What::Gitlink | What::GitState) {
                 continue;
             }
             let earlier = match f.change {
@@ -1524,6 +1558,56 @@ impl Snapshot {
 }
 
 impl Snapshot {
+    /// The surface files the run put into a repository's index, HEAD's commit or
+    /// `refs/stash` (see `git_state`), reported, never undone: cordon does not rewrite git's
+    /// state; the operator is told what to look at. A repository that appeared during the run
+    /// is reported as such by the walk.
+    fn git_state_since(&self, before: &Snapshot) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for (git_dir, now) in &self.git {
+            let Some(was) = before.git.get(git_dir) else {
+                continue;
+            };
+            let worktree = git_dir.parent().unwrap_or(Path::new("/"));
+            let (found, unchecked) = now.changes_since(git_dir, was);
+            for (rel, places) in found {
+                let rel_s = String::from_utf8_lossy(&rel).into_owned();
+                let why = cordon_policy::surface::classify(
+                    Path::new(std::ffi::OsStr::from_bytes(&rel)),
+                    &|_| false,
+                )
+                .map_or("", |h| h.why);
+                out.push(Finding {
+                    path: worktree.join(std::ffi::OsStr::from_bytes(&rel)),
+                    what: What::GitState,
+                    change: Change::Appeared,
+                    why: format!(
+                        "put by the run into {} of {}: the operator's `git checkout`/`git restore` (index), `git reset --hard` (HEAD) or `git stash pop` would write it out for the next tool to run ({why})",
+                        places.join(", "),
+                        git_dir.display()
+                    ),
+                    handling: Handling::Reported(format!(
+                        "cordon does not rewrite git's state; check `git diff --cached -- {rel_s}`, `git show HEAD -- {rel_s}`, `git stash show -p`, and undo what you did not mean (`git rm --cached {rel_s}`, `git reset HEAD~`, `git stash drop`)"
+                    )),
+                });
+            }
+            for why in unchecked {
+                out.push(Finding {
+                    path: git_dir.clone(),
+                    what: What::GitState,
+                    change: Change::Changed,
+                    why: format!(
+                        "the run changed this repository's index, HEAD or stash, and cordon could not check what it staged or committed ({why})"
+                    ),
+                    handling: Handling::Reported(
+                        "check `git diff --cached`, `git show HEAD` and `git stash list` before any `git checkout`, `git reset --hard` or `git stash pop`".into(),
+                    ),
+                });
+            }
+        }
+        out
+    }
+
     /// What `before` saw that is gone now: each topmost such path, only where it really is
     /// gone (not merely unseen by a walk that stopped early or could not list a directory).
     /// A todo list is git's working state (a finished rebase removes it), and a directory
@@ -2209,10 +2293,34 @@ fn quarantine(
 }
 
 /// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
-/// (`Documentation/gitformat-index.txt`); `None` when it is not one. Object ids are SHA-1
-/// (20 bytes) or SHA-256 (32): the index does not say which, so both are tried and the one
-/// that reads every entry cleanly wins.
+/// (`Documentation/gitformat-index.txt`); `None` when it is not one.
+#[cfg(test)]
 pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
+    const GITLINK: u32 = 0o160000;
+    Some(
+        index_entries(index)?
+            .0
+            .into_iter()
+            .filter(|e| e.mode == GITLINK)
+            .map(|e| e.name)
+            .collect(),
+    )
+}
+
+/// One entry of a git index: its path (relative to the worktree, as git stores it), mode and
+/// object id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub name: Vec<u8>,
+    pub mode: u32,
+    pub oid: Vec<u8>,
+}
+
+/// The entries of a git index file, versions 2, 3 and 4 (`Documentation/gitformat-index.txt`),
+/// with the length of its object ids; `None` when it is not one. Object ids are SHA-1 (20
+/// bytes) or SHA-256 (32): the index does not say which, so both are tried and the one that
+/// reads every entry cleanly wins.
+pub fn index_entries(index: &[u8]) -> Option<(Vec<IndexEntry>, usize)> {
     if index.len() < 12 || &index[..4] != b"DIRC" {
         return None;
     }
@@ -2223,13 +2331,12 @@ pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
     }
     [20usize, 32]
         .iter()
-        .find_map(|&hash| parse_entries(index, version, count, hash))
+        .find_map(|&hash| Some((parse_entries(index, version, count, hash)?, hash)))
 }
 
-fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Option<Vec<Vec<u8>>> {
-    const GITLINK: u32 = 0o160000;
+fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Option<Vec<IndexEntry>> {
     let mut at = 12usize;
-    let mut links = Vec::new();
+    let mut entries = Vec::with_capacity(count.min(1 << 20));
     let mut prev: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -2237,6 +2344,7 @@ fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Optio
         let fixed = 40 + hash + 2;
         let head = index.get(at..at + fixed)?;
         let mode = u32::from_be_bytes(head[24..28].try_into().ok()?);
+        let oid = head[40..40 + hash].to_vec();
         let flags = u16::from_be_bytes(head[40 + hash..].try_into().ok()?);
         at += fixed;
         if flags & 0x4000 != 0 {
@@ -2270,16 +2378,14 @@ fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Optio
         if name.is_empty() || name.contains(&0) {
             return None;
         }
-        if mode == GITLINK {
-            links.push(name.clone());
-        }
-        prev = name;
+        prev.clone_from(&name);
+        entries.push(IndexEntry { name, mode, oid });
     }
     // Extensions (4-byte signature, 4-byte size) then the checksum must fill the rest exactly.
     loop {
         let rest = index.len().checked_sub(at)?;
         if rest == hash {
-            return Some(links);
+            return Some(entries);
         }
         let head = index.get(at..at + 8)?;
         let size = u32::from_be_bytes(head[4..8].try_into().ok()?) as usize;
