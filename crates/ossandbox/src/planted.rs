@@ -2455,6 +2455,139 @@ mod tests {
         assert!(st.status.success(), "git {args:?}: {st:?}");
     }
 
+    fn git_out(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn git_state(found: &[Finding]) -> Vec<&Finding> {
+        found.iter().filter(|f| f.what == What::GitState).collect()
+    }
+
+    /// A surface file committed to HEAD (and gone from the worktree and the index), with every
+    /// object packed by `git gc --aggressive` (trees stored as deltas), in both hash formats:
+    /// read through the pack and reported. An ordinary commit, packed too, reports nothing. A
+    /// commit cordon cannot read is reported as not checked.
+    #[test]
+    fn committed_surface_file_read_from_packs() {
+        for format in ["sha1", "sha256"] {
+            let d = tempfile::tempdir().unwrap();
+            let w = std::fs::canonicalize(d.path()).unwrap();
+            let roots = [w.clone()];
+            git(&w, &["init", "-q", &format!("--object-format={format}")]);
+            std::fs::create_dir(w.join("dir")).unwrap();
+            for i in 0..20 {
+                std::fs::write(w.join(format!("dir/f{i}.txt")), format!("{i}")).unwrap();
+                git(&w, &["add", "."]);
+                git(&w, &["commit", "-q", "-m", &format!("{i}")]);
+            }
+            git(&w, &["gc", "-q", "--aggressive"]);
+            let before = Snapshot::take(&roots);
+            std::fs::create_dir_all(w.join("dir/.claude")).unwrap();
+            std::fs::write(w.join("dir/.claude/settings.json"), "{\"hooks\":{}}").unwrap();
+            git(&w, &["add", "."]);
+            git(&w, &["commit", "-q", "-m", "p"]);
+            git(&w, &["rm", "-q", "-r", "--cached", "dir/.claude"]);
+            std::fs::remove_dir_all(w.join("dir/.claude")).unwrap();
+            git(&w, &["gc", "-q", "--aggressive"]);
+            assert!(
+                git_out(&w, &["count-objects", "-v"]).starts_with("count: 0\n"),
+                "{format}: not all packed"
+            );
+            let verify = git_out(
+                &w,
+                &["verify-pack", "-v", &{
+                    let p = std::fs::read_dir(w.join(".git/objects/pack"))
+                        .unwrap()
+                        .flatten()
+                        .find(|e| e.path().extension().is_some_and(|x| x == "idx"))
+                        .unwrap();
+                    p.path().display().to_string()
+                }],
+            );
+            assert!(
+                verify
+                    .lines()
+                    .any(|l| l.contains(" tree ") && l.split_whitespace().count() > 5),
+                "{format}: no tree stored as a delta"
+            );
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            let staged = git_state(&found);
+            assert_eq!(staged.len(), 1, "{format}: {found:?}");
+            assert_eq!(staged[0].path, w.join("dir/.claude/settings.json"));
+            assert!(staged[0].why.contains("HEAD's commit"), "{staged:?}");
+
+            // An ordinary commit over a tree that holds the committed surface file.
+            let before = after;
+            std::fs::write(w.join("dir/f0.txt"), "changed").unwrap();
+            git(&w, &["commit", "-q", "-a", "-m", "o"]);
+            git(&w, &["gc", "-q"]);
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            assert!(git_state(&found).is_empty(), "{format}: {found:?}");
+
+            // A commit whose object cordon cannot read: not checked, said so.
+            let before = after;
+            std::fs::write(w.join("dir/f1.txt"), "changed").unwrap();
+            git(&w, &["commit", "-q", "-a", "-m", "x"]);
+            let head = git_out(&w, &["rev-parse", "HEAD"]);
+            let head = head.trim();
+            std::fs::remove_file(w.join(".git/objects").join(&head[..2]).join(&head[2..])).unwrap();
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            let staged = git_state(&found);
+            assert_eq!(staged.len(), 1, "{format}: {found:?}");
+            assert!(staged[0].why.contains("could not check"), "{staged:?}");
+        }
+    }
+
+    /// A surface file staged (index only) is reported; the same index rewritten without a
+    /// change to a surface entry (`git add` of an ordinary file) is not; an index turned into
+    /// something else is reported as not checked.
+    #[test]
+    fn staged_surface_file_and_an_unreadable_index() {
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        std::fs::write(w.join(".envrc"), "use nix").unwrap();
+        std::fs::write(w.join("a.txt"), "a").unwrap();
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "a"]);
+        let before = Snapshot::take(&roots);
+        std::fs::write(w.join("a.txt"), "b").unwrap();
+        git(&w, &["add", "a.txt"]);
+        let after = Snapshot::take(&roots);
+        assert!(git_state(&after.findings_since(&before)).is_empty());
+        let before = after;
+        std::fs::create_dir(w.join(".husky")).unwrap();
+        std::fs::write(w.join(".husky/pre-commit"), "touch /tmp/x").unwrap();
+        git(&w, &["add", ".husky/pre-commit"]);
+        std::fs::remove_dir_all(w.join(".husky")).unwrap();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join(".husky/pre-commit"));
+        assert!(staged[0].why.contains("the index"), "{staged:?}");
+        let before = after;
+        std::fs::write(w.join(".git/index"), "not an index").unwrap();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert!(staged[0].why.contains("could not check"), "{staged:?}");
+    }
+
     /// Index files git itself wrote, in each version and both hash formats.
     #[test]
     fn gitlinks_in_every_index_version() {

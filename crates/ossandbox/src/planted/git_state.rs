@@ -375,7 +375,10 @@ impl Odb {
         let now = self.tree(new)?;
         let was: BTreeMap<Vec<u8>, Entry> = match old {
             // An earlier tree cordon cannot read: everything counts as new.
-            Some(o) => self.tree(o).map(|t| t.into_iter().collect()).unwrap_or_default(),
+            Some(o) => self
+                .tree(o)
+                .map(|t| t.into_iter().collect())
+                .unwrap_or_default(),
             None => BTreeMap::new(),
         };
         for (name, e) in now {
@@ -571,12 +574,18 @@ impl Pack {
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => {
                     let offs = ids + self.count * (hash + 4);
-                    let o = u32::from_be_bytes(idx.get(offs + mid * 4..offs + mid * 4 + 4)?.try_into().ok()?);
+                    let o = u32::from_be_bytes(
+                        idx.get(offs + mid * 4..offs + mid * 4 + 4)?
+                            .try_into()
+                            .ok()?,
+                    );
                     if o & 0x8000_0000 == 0 {
                         return Some(u64::from(o));
                     }
                     let large = offs + self.count * 4 + (o & 0x7fff_ffff) as usize * 8;
-                    return Some(u64::from_be_bytes(idx.get(large..large + 8)?.try_into().ok()?));
+                    return Some(u64::from_be_bytes(
+                        idx.get(large..large + 8)?.try_into().ok()?,
+                    ));
                 }
             }
         }
