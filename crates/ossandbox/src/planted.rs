@@ -1331,11 +1331,7 @@ impl Snapshot {
                 None => {}
             }
         }
-        let state = git_state::GitState::read(
-            git_dir,
-            entries.as_ref().map(|(e, h)| (e.as_slice(), *h)),
-            exists,
-        );
+        let state = git_state::GitState::read(git_dir, entries, exists);
         self.git.insert(git_dir.to_path_buf(), state);
         self.gitlinks.insert(index, links);
     }

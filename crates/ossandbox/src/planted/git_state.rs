@@ -16,13 +16,14 @@
 //! Fail closed: what cannot be read (an index that is no index, a missing or corrupt object, a
 //! reftable whose tables changed) is reported as not checked, never passed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Objects larger than this (inflated) are not read: a tree or commit never is.
 const MAX_OBJECT: u64 = 64 * 1024 * 1024;
@@ -31,8 +32,9 @@ const MAX_PACK_INDEX: u64 = 1 << 30;
 /// Objects read per comparison, at most (a tree walk of a huge repository whose every tree
 /// changed says so rather than running on).
 const MAX_OBJECTS: usize = 1_000_000;
-/// Delta chains longer than this are not followed (git's own default depth is 50).
-const MAX_DELTA_DEPTH: usize = 10_000;
+/// Delta chains longer than this are not followed (git's own default depth is 50; each link
+/// is a frame of a recursion on the scanning thread's stack).
+const MAX_DELTA_DEPTH: usize = 1_000;
 
 const TREE: u32 = 0o040000;
 const GITLINK: u32 = 0o160000;
@@ -45,20 +47,28 @@ type Entry = (u32, Vec<u8>);
 type Ref = Result<Option<Vec<u8>>, String>;
 
 /// One git directory's state, as far as the operator's git could write it out later.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(super) struct GitState {
-    /// The index file's identity (dev, ino, size, mtime, ctime): unchanged means not rewritten.
+    /// The index file's identity (dev, ino, size, mtime, ctime): unchanged means not rewritten
+    /// (git writes a new index and renames it in; ctime cannot be set back).
     index_id: Option<(u64, u64, u64, i64, i64, i64, i64)>,
-    /// The index's entries on the surface; `None` when it exists and cannot be read.
-    index: Option<BTreeMap<Vec<u8>, Entry>>,
+    /// The index's entries (all of them: which are on the surface is worked out only for
+    /// those that changed, when the index did); `None` when it exists and cannot be read.
+    index: Option<Arc<[super::IndexEntry]>>,
     /// The object id length (20 for SHA-1, 32 for SHA-256).
     hash: usize,
     head: Ref,
     stash: Ref,
 }
 
-/// Whether `rel` (a path in a worktree, as git stores it) is on the persistence surface.
+/// Whether `rel` (a path in a worktree, as git stores it) is on the persistence surface. Most
+/// paths of a large index are not, and are told apart cheaply first: a surface path has a
+/// component the tree walk looks at ([`super::watched`], the walk's own filter: a dot-name, a
+/// tool file's name or an entry's first name), and `classify` runs only on those.
 fn on_surface(rel: &[u8]) -> Option<&'static str> {
+    if !rel.split(|&b| b == b'/').any(super::watched) {
+        return None;
+    }
     cordon_policy::surface::classify(Path::new(OsStr::from_bytes(rel)), &|_| false).map(|h| h.why)
 }
 
@@ -67,7 +77,7 @@ impl GitState {
     /// the index exists but is no index cordon can read.
     pub(super) fn read(
         git_dir: &Path,
-        entries: Option<(&[super::IndexEntry], usize)>,
+        entries: Option<(Vec<super::IndexEntry>, usize)>,
         index_exists: bool,
     ) -> GitState {
         let index_id = std::fs::metadata(git_dir.join("index")).ok().map(|m| {
@@ -81,22 +91,17 @@ impl GitState {
                 m.ctime_nsec(),
             )
         });
+        let hash = entries.as_ref().map_or(20, |(_, h)| *h);
         let index = match entries {
-            Some((entries, _)) => Some(
-                entries
-                    .iter()
-                    .filter(|e| e.mode != GITLINK && on_surface(&e.name).is_some())
-                    .map(|e| (e.name.clone(), (e.mode, e.oid.clone())))
-                    .collect(),
-            ),
-            None if !index_exists => Some(BTreeMap::new()),
+            Some((entries, _)) => Some(entries.into()),
+            None if !index_exists => Some(Arc::from(Vec::new())),
             None => None,
         };
         let common = common_dir(git_dir);
         GitState {
             index_id,
             index,
-            hash: entries.map_or(20, |(_, h)| h),
+            hash,
             head: resolve(git_dir, &common, "HEAD"),
             stash: resolve(git_dir, &common, "refs/stash"),
         }
@@ -112,17 +117,21 @@ impl GitState {
     ) -> (BTreeMap<Vec<u8>, Vec<&'static str>>, Vec<String>) {
         let mut found: BTreeMap<Vec<u8>, Vec<&'static str>> = BTreeMap::new();
         let mut unchecked = Vec::new();
-        if self == before {
+        if self.index_id == before.index_id
+            && self.head == before.head
+            && self.stash == before.stash
+        {
             return (found, unchecked);
         }
         // What the index held before the run is the operator's (committed or staged by them):
-        // the same entry later in HEAD or the stash is not the run's.
-        let known = |path: &[u8], e: &Entry| {
-            before
-                .index
-                .as_ref()
-                .is_some_and(|m| m.get(path) == Some(e))
-        };
+        // the same entry later in the index, HEAD or the stash is not the run's.
+        let was: HashMap<&[u8], (u32, &[u8])> = before
+            .index
+            .iter()
+            .flat_map(|i| i.iter())
+            .map(|e| (e.name.as_slice(), (e.mode, e.oid.as_slice())))
+            .collect();
+        let known = |path: &[u8], e: &Entry| was.get(path) == Some(&(e.0, e.1.as_slice()));
         if self.index_id != before.index_id {
             match &self.index {
                 None => unchecked.push(format!(
@@ -130,9 +139,12 @@ impl GitState {
                     git_dir.join("index").display()
                 )),
                 Some(now) => {
-                    for (path, e) in now {
-                        if !known(path, e) {
-                            found.entry(path.clone()).or_default().push("the index");
+                    for e in now.iter() {
+                        if e.mode != GITLINK
+                            && was.get(e.name.as_slice()) != Some(&(e.mode, e.oid.as_slice()))
+                            && on_surface(&e.name).is_some()
+                        {
+                            found.entry(e.name.clone()).or_default().push("the index");
                         }
                     }
                 }
