@@ -2575,6 +2575,20 @@ mod tests {
         assert_eq!(staged.len(), 1, "{found:?}");
         assert_eq!(staged[0].path, w.join(".husky/pre-commit"));
         assert!(staged[0].why.contains("the index"), "{staged:?}");
+        // A replace ref: git reads HEAD through it (`git reset --hard` writes out the
+        // replacement's tree); cordon does not follow one, and says so.
+        let before = after;
+        std::fs::write(w.join("b.txt"), "b").unwrap();
+        git(&w, &["add", "b.txt"]);
+        let tree = git_out(&w, &["write-tree"]);
+        let commit = git_out(&w, &["commit-tree", tree.trim(), "-m", "r"]);
+        git(&w, &["rm", "-q", "--cached", "b.txt"]);
+        git(&w, &["replace", "HEAD", commit.trim()]);
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert!(staged[0].why.contains("replace refs"), "{staged:?}");
         let before = after;
         std::fs::write(w.join(".git/index"), "not an index").unwrap();
         let after = Snapshot::take(&roots);

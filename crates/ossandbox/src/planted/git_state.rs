@@ -59,6 +59,10 @@ pub(super) struct GitState {
     hash: usize,
     head: Ref,
     stash: Ref,
+    /// The replace refs (`refs/replace/ID`, loose and packed) with what they hold: git reads
+    /// an object through one (`git reset --hard` writes out the replacement's tree), which
+    /// this module does not follow.
+    replace: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Whether `rel` (a path in a worktree, as git stores it) is on the persistence surface. Most
@@ -104,6 +108,7 @@ impl GitState {
             hash,
             head: resolve(git_dir, &common, "HEAD"),
             stash: resolve(git_dir, &common, "refs/stash"),
+            replace: replace_refs(&common),
         }
     }
 
@@ -117,6 +122,11 @@ impl GitState {
     ) -> (BTreeMap<Vec<u8>, Vec<&'static str>>, Vec<String>) {
         let mut found: BTreeMap<Vec<u8>, Vec<&'static str>> = BTreeMap::new();
         let mut unchecked = Vec::new();
+        if self.replace != before.replace {
+            unchecked.push(
+                "its replace refs (refs/replace/) changed: git reads objects through them, cordon does not follow them; check `git replace -l`".into(),
+            );
+        }
         if self.index_id == before.index_id
             && self.head == before.head
             && self.stash == before.stash
@@ -275,6 +285,31 @@ fn resolve(git_dir: &Path, common: &Path, name: &str) -> Ref {
             .map_err(|_| format!("{name} holds no object id"));
     }
     Err(format!("{name}: symbolic refs nest too deep"))
+}
+
+/// The replace refs: loose ones (`refs/replace/ID`, what each holds) and packed ones; when
+/// there are none, one failed `open` of the directory and the packed refs' lines.
+fn replace_refs(common: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(common.join("refs/replace")) {
+        for e in rd.flatten() {
+            let held = cordon_fs::safe::read_followed(&e.path(), 4096)
+                .map(Option::unwrap_or_default)
+                .unwrap_or_else(|e| e.to_string().into_bytes());
+            out.push((e.file_name().as_bytes().to_vec(), held));
+        }
+    }
+    if let Ok(Some(text)) = cordon_fs::safe::read_followed(&common.join("packed-refs"), 256 << 20) {
+        for line in text.split(|&b| b == b'\n') {
+            if let Some((id, n)) = line.split_once_byte(b' ') {
+                if n.starts_with(b"refs/replace/") {
+                    out.push((n.to_vec(), id.to_vec()));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 fn packed_ref(common: &Path, name: &str) -> Ref {
