@@ -1533,7 +1533,7 @@ impl Snapshot {
                 });
             }
         }
-        out.extend(self.git_state_since(before));
+        out.extend(self.git_state_since(before, &out));
         for f in &mut out {
             if matches!(f.what, What::Gitlink | What::GitState) {
                 continue;
@@ -1558,15 +1558,30 @@ impl Snapshot {
     /// `refs/stash` (see `git_state`), reported, never undone: cordon does not rewrite git's
     /// state; the operator is told what to look at. A repository that appeared during the run
     /// is reported as such by the walk.
-    fn git_state_since(&self, before: &Snapshot) -> Vec<Finding> {
+    ///
+    /// A path whose worktree file already is what git holds (the operator's checkout would
+    /// write the same) is left out, unless the scan found that file planted itself (`found`:
+    /// it is about to be moved aside, and the checkout would write the plant back).
+    fn git_state_since(&self, before: &Snapshot, found: &[Finding]) -> Vec<Finding> {
         let mut out = Vec::new();
         for (git_dir, now) in &self.git {
             let Some(was) = before.git.get(git_dir) else {
                 continue;
             };
             let worktree = git_dir.parent().unwrap_or(Path::new("/"));
-            let (found, unchecked) = now.changes_since(git_dir, was);
-            for (rel, places) in found {
+            let (in_git, unchecked) = now.changes_since(git_dir, was);
+            for (rel, places) in in_git {
+                let full = worktree.join(std::ffi::OsStr::from_bytes(&rel));
+                let planted = found.iter().any(|f| full.starts_with(&f.path));
+                if !planted
+                    && places
+                        .iter()
+                        .all(|(_, e)| git_state::in_worktree(&full, e, now.hash()))
+                {
+                    continue;
+                }
+                let mut places: Vec<&str> = places.iter().map(|(p, _)| *p).collect();
+                places.dedup();
                 let rel_s = String::from_utf8_lossy(&rel).into_owned();
                 let why = cordon_policy::surface::classify(
                     Path::new(std::ffi::OsStr::from_bytes(&rel)),
@@ -1574,7 +1589,7 @@ impl Snapshot {
                 )
                 .map_or("", |h| h.why);
                 out.push(Finding {
-                    path: worktree.join(std::ffi::OsStr::from_bytes(&rel)),
+                    path: full,
                     what: What::GitState,
                     change: Change::Appeared,
                     why: format!(
@@ -2596,6 +2611,55 @@ mod tests {
         let staged = git_state(&found);
         assert_eq!(staged.len(), 1, "{found:?}");
         assert!(staged[0].why.contains("could not check"), "{staged:?}");
+    }
+
+    /// A run that makes a repository's first commit of files that were already there
+    /// (`git init && git add . && git commit`, a settings file and an executable hook among
+    /// them) leaves nothing a checkout would change: no finding, in both hash formats. A
+    /// surface file the run wrote and staged is reported twice (moved aside from the worktree,
+    /// left in the index: the operator's `git checkout` would write the plant back).
+    #[test]
+    fn a_first_commit_of_files_already_there_is_no_finding_but_a_planted_one_is() {
+        use std::os::unix::fs::PermissionsExt;
+        for format in ["sha1", "sha256"] {
+            let d = tempfile::tempdir().unwrap();
+            let w = std::fs::canonicalize(d.path()).unwrap();
+            let roots = [w.clone()];
+            std::fs::create_dir_all(w.join(".vscode")).unwrap();
+            std::fs::write(w.join(".vscode/settings.json"), "{}").unwrap();
+            std::fs::create_dir_all(w.join(".husky")).unwrap();
+            std::fs::write(w.join(".husky/pre-commit"), "npm test\n").unwrap();
+            std::fs::set_permissions(
+                w.join(".husky/pre-commit"),
+                std::fs::Permissions::from_mode(0o755),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink("settings.json", w.join(".vscode/tasks.json")).unwrap();
+            std::fs::write(w.join("a.txt"), "a").unwrap();
+            git(&w, &["init", "-q", &format!("--object-format={format}")]);
+            let before = Snapshot::take(&roots);
+            git(&w, &["add", "."]);
+            git(&w, &["commit", "-q", "-m", "first"]);
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            assert!(git_state(&found).is_empty(), "{format}: {found:?}");
+
+            let before = after;
+            std::fs::write(w.join(".envrc"), "touch /tmp/planted").unwrap();
+            git(&w, &["add", ".envrc"]);
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            let staged = git_state(&found);
+            assert_eq!(staged.len(), 1, "{format}: {found:?}");
+            assert_eq!(staged[0].path, w.join(".envrc"));
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.what == What::ToolFile && f.path == w.join(".envrc")),
+                "{format}: {found:?}"
+            );
+            assert!(!w.join(".envrc").exists(), "{format}: moved aside");
+        }
     }
 
     /// Index files git itself wrote, in each version and both hash formats.

@@ -42,6 +42,65 @@ const GITLINK: u32 = 0o160000;
 /// A path's entry: mode and object id.
 type Entry = (u32, Vec<u8>);
 
+/// Surface paths found in git's state, each with where (the index, HEAD's commit, the stash)
+/// and the entry there.
+pub(super) type Found = BTreeMap<Vec<u8>, Vec<(&'static str, Entry)>>;
+
+/// Worktree files larger than this are not hashed (their staged entry is reported).
+const MAX_HASHED: u64 = 16 * 1024 * 1024;
+
+/// Whether the worktree already holds `entry` at `path`: what the operator's checkout would
+/// write is there (a regular file of that content and executable bit, or a link to that
+/// target), read without following a link. Anything else, or what cannot be read, is not.
+pub(super) fn in_worktree(path: &Path, entry: &Entry, hash: usize) -> bool {
+    use std::io::Read as _;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let content = match entry.0 {
+        0o120000 if m.file_type().is_symlink() => match std::fs::read_link(path) {
+            Ok(t) => t.into_os_string().into_encoded_bytes(),
+            Err(_) => return false,
+        },
+        0o100644 | 0o100755 if m.is_file() && m.len() <= MAX_HASHED => {
+            if (m.mode() & 0o100 != 0) != (entry.0 == 0o100755) {
+                return false;
+            }
+            let Ok(f) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(path)
+            else {
+                return false;
+            };
+            let mut buf = Vec::new();
+            if f.take(MAX_HASHED + 1).read_to_end(&mut buf).is_err() {
+                return false;
+            }
+            buf
+        }
+        _ => return false,
+    };
+    blob_id(&content, hash) == entry.1
+}
+
+/// Git's id of a blob: the hash of `blob SIZE\0CONTENT`.
+fn blob_id(content: &[u8], hash: usize) -> Vec<u8> {
+    use sha1::Digest as _;
+    let head = format!("blob {}\0", content.len());
+    if hash == 32 {
+        let mut h = sha2::Sha256::new();
+        h.update(head.as_bytes());
+        h.update(content);
+        h.finalize().to_vec()
+    } else {
+        let mut h = sha1::Sha1::new();
+        h.update(head.as_bytes());
+        h.update(content);
+        h.finalize().to_vec()
+    }
+}
+
 /// A resolved ref: its object id, none (unborn, absent), or why it could not be read (the
 /// text changes when what it was read from does).
 type Ref = Result<Option<Vec<u8>>, String>;
@@ -79,6 +138,11 @@ fn on_surface(rel: &[u8]) -> Option<&'static str> {
 impl GitState {
     /// Reads `git_dir`'s state: `entries` are its index's (with the id length), `None` when
     /// the index exists but is no index cordon can read.
+    /// The length of the repository's object ids.
+    pub(super) fn hash(&self) -> usize {
+        self.hash
+    }
+
     pub(super) fn read(
         git_dir: &Path,
         entries: Option<(Vec<super::IndexEntry>, usize)>,
@@ -115,12 +179,8 @@ impl GitState {
     /// The surface paths the run put into the index, HEAD's commit or `refs/stash` (relative
     /// to the worktree), each with where it is and why it matters; and what could not be
     /// checked, with why.
-    pub(super) fn changes_since(
-        &self,
-        git_dir: &Path,
-        before: &GitState,
-    ) -> (BTreeMap<Vec<u8>, Vec<&'static str>>, Vec<String>) {
-        let mut found: BTreeMap<Vec<u8>, Vec<&'static str>> = BTreeMap::new();
+    pub(super) fn changes_since(&self, git_dir: &Path, before: &GitState) -> (Found, Vec<String>) {
+        let mut found: Found = BTreeMap::new();
         let mut unchecked = Vec::new();
         if self.replace != before.replace {
             unchecked.push(
@@ -154,7 +214,10 @@ impl GitState {
                             && was.get(e.name.as_slice()) != Some(&(e.mode, e.oid.as_slice()))
                             && on_surface(&e.name).is_some()
                         {
-                            found.entry(e.name.clone()).or_default().push("the index");
+                            found
+                                .entry(e.name.clone())
+                                .or_default()
+                                .push(("the index", (e.mode, e.oid.clone())));
                         }
                     }
                 }
@@ -182,7 +245,7 @@ impl GitState {
                         Ok(paths) => {
                             for (path, e) in paths {
                                 if !known(&path, &e) {
-                                    found.entry(path).or_default().push("HEAD's commit");
+                                    found.entry(path).or_default().push(("HEAD's commit", e));
                                 }
                             }
                         }
@@ -220,10 +283,7 @@ impl GitState {
                         Ok(paths) => {
                             for (path, e) in paths {
                                 if !known(&path, &e) {
-                                    let w = found.entry(path).or_default();
-                                    if !w.contains(&"refs/stash") {
-                                        w.push("refs/stash");
-                                    }
+                                    found.entry(path).or_default().push(("refs/stash", e));
                                 }
                             }
                         }
