@@ -1307,31 +1307,27 @@ impl Snapshot {
                     .map(|e| e.path()),
             );
         }
-        const GITLINK: u32 = 0o160000;
         let mut links = BTreeSet::new();
-        // Every index file's entries (a split index's own over its shared one's); `None` once
+        // Every index file's bytes (a split index's own and its shared one's), kept as read:
+        // their entries are compared only when the index changed (`git_state`); `None` once
         // one that exists is no index cordon can read.
-        let mut entries: Option<(Vec<IndexEntry>, usize)> = Some((Vec::new(), 20));
+        let mut raw: Option<(Vec<std::sync::Arc<Vec<u8>>>, usize)> = Some((Vec::new(), 20));
         let exists = std::fs::symlink_metadata(&index).is_ok();
         for file in files {
-            match read_index(&file).as_deref().and_then(index_entries) {
+            let bytes = read_index(&file);
+            match bytes.as_deref().and_then(gitlinks_of) {
                 Some((found, hash)) => {
-                    links.extend(
-                        found
-                            .iter()
-                            .filter(|e| e.mode == GITLINK)
-                            .map(|e| e.name.clone()),
-                    );
-                    if let Some((all, h)) = entries.as_mut() {
-                        all.extend(found);
+                    links.extend(found);
+                    if let (Some((all, h)), Some(bytes)) = (raw.as_mut(), bytes) {
+                        all.push(std::sync::Arc::new(bytes));
                         *h = hash;
                     }
                 }
-                None if std::fs::symlink_metadata(&file).is_ok() => entries = None,
+                None if std::fs::symlink_metadata(&file).is_ok() => raw = None,
                 None => {}
             }
         }
-        let state = git_state::GitState::read(git_dir, entries, exists);
+        let state = git_state::GitState::read(git_dir, raw, exists);
         self.git.insert(git_dir.to_path_buf(), state);
         self.gitlinks.insert(index, links);
     }
@@ -2307,15 +2303,17 @@ fn quarantine(
 /// (`Documentation/gitformat-index.txt`); `None` when it is not one.
 #[cfg(test)]
 pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
+    Some(gitlinks_of(index)?.0)
+}
+
+/// [`gitlinks`], with the length of the index's object ids.
+fn gitlinks_of(index: &[u8]) -> Option<(Vec<Vec<u8>>, usize)> {
     const GITLINK: u32 = 0o160000;
-    Some(
-        index_entries(index)?
-            .0
-            .into_iter()
-            .filter(|e| e.mode == GITLINK)
-            .map(|e| e.name)
-            .collect(),
-    )
+    visit_index(index, |links, name, mode, _| {
+        if mode == GITLINK {
+            links.push(name.to_vec());
+        }
+    })
 }
 
 /// One entry of a git index: its path (relative to the worktree, as git stores it), mode and
@@ -2324,7 +2322,10 @@ pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
 pub struct IndexEntry {
     pub name: Vec<u8>,
     pub mode: u32,
-    pub oid: Vec<u8>,
+    /// The id's bytes, zero-padded to 32 (the first 20 for SHA-1): no allocation per entry
+    /// in a large index.
+    pub oid: [u8; 32],
+    pub hash: u8,
 }
 
 /// The entries of a git index file, versions 2, 3 and 4 (`Documentation/gitformat-index.txt`),
@@ -2332,6 +2333,26 @@ pub struct IndexEntry {
 /// bytes) or SHA-256 (32): the index does not say which, so both are tried and the one that
 /// reads every entry cleanly wins.
 pub fn index_entries(index: &[u8]) -> Option<(Vec<IndexEntry>, usize)> {
+    visit_index(index, |entries, name, mode, id| {
+        let mut oid = [0u8; 32];
+        oid[..id.len()].copy_from_slice(id);
+        entries.push(IndexEntry {
+            name: name.to_vec(),
+            mode,
+            oid,
+            hash: id.len() as u8,
+        });
+    })
+}
+
+/// What `each(out, name, mode, id)` collects from every entry of a git index file, with the
+/// length of its object ids; `None` when it is not one. Object ids are SHA-1 (20 bytes) or
+/// SHA-256 (32): the index does not say which, so both are tried and the one that reads every
+/// entry cleanly wins (what a failed try collected is dropped).
+fn visit_index<T>(
+    index: &[u8],
+    each: impl Fn(&mut Vec<T>, &[u8], u32, &[u8]),
+) -> Option<(Vec<T>, usize)> {
     if index.len() < 12 || &index[..4] != b"DIRC" {
         return None;
     }
@@ -2340,14 +2361,26 @@ pub fn index_entries(index: &[u8]) -> Option<(Vec<IndexEntry>, usize)> {
     if !(2..=4).contains(&version) {
         return None;
     }
-    [20usize, 32]
-        .iter()
-        .find_map(|&hash| Some((parse_entries(index, version, count, hash)?, hash)))
+    [20usize, 32].into_iter().find_map(|hash| {
+        let mut out = Vec::new();
+        parse_entries(index, version, count, hash, &mut |n, m, id| {
+            each(&mut out, n, m, id)
+        })?;
+        Some((out, hash))
+    })
 }
 
-fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Option<Vec<IndexEntry>> {
+/// What is called with each index entry's name, mode and object id.
+type EachEntry<'a> = dyn FnMut(&[u8], u32, &[u8]) + 'a;
+
+fn parse_entries(
+    index: &[u8],
+    version: u32,
+    count: usize,
+    hash: usize,
+    each: &mut EachEntry,
+) -> Option<()> {
     let mut at = 12usize;
-    let mut entries = Vec::with_capacity(count.min(1 << 20));
     let mut prev: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -2355,7 +2388,7 @@ fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Optio
         let fixed = 40 + hash + 2;
         let head = index.get(at..at + fixed)?;
         let mode = u32::from_be_bytes(head[24..28].try_into().ok()?);
-        let oid = head[40..40 + hash].to_vec();
+        let oid = &head[40..40 + hash];
         let flags = u16::from_be_bytes(head[40 + hash..].try_into().ok()?);
         at += fixed;
         if flags & 0x4000 != 0 {
@@ -2389,14 +2422,14 @@ fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Optio
         if name.is_empty() || name.contains(&0) {
             return None;
         }
-        prev.clone_from(&name);
-        entries.push(IndexEntry { name, mode, oid });
+        each(&name, mode, oid);
+        prev = name;
     }
     // Extensions (4-byte signature, 4-byte size) then the checksum must fill the rest exactly.
     loop {
         let rest = index.len().checked_sub(at)?;
         if rest == hash {
-            return Some(entries);
+            return Some(());
         }
         let head = index.get(at..at + 8)?;
         let size = u32::from_be_bytes(head[4..8].try_into().ok()?) as usize;

@@ -113,7 +113,7 @@ pub(super) struct GitState {
     index_id: Option<(u64, u64, u64, i64, i64, i64, i64)>,
     /// The index's entries (all of them: which are on the surface is worked out only for
     /// those that changed, when the index did); `None` when it exists and cannot be read.
-    index: Option<Arc<[super::IndexEntry]>>,
+    index: Option<Vec<Arc<Vec<u8>>>>,
     /// The object id length (20 for SHA-1, 32 for SHA-256).
     hash: usize,
     head: Ref,
@@ -122,6 +122,12 @@ pub(super) struct GitState {
     /// an object through one (`git reset --hard` writes out the replacement's tree), which
     /// this module does not follow.
     replace: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl super::IndexEntry {
+    fn id(&self) -> &[u8] {
+        &self.oid[..usize::from(self.hash)]
+    }
 }
 
 /// Whether `rel` (a path in a worktree, as git stores it) is on the persistence surface. Most
@@ -145,7 +151,7 @@ impl GitState {
 
     pub(super) fn read(
         git_dir: &Path,
-        entries: Option<(Vec<super::IndexEntry>, usize)>,
+        files: Option<(Vec<Arc<Vec<u8>>>, usize)>,
         index_exists: bool,
     ) -> GitState {
         let index_id = std::fs::metadata(git_dir.join("index")).ok().map(|m| {
@@ -159,10 +165,10 @@ impl GitState {
                 m.ctime_nsec(),
             )
         });
-        let hash = entries.as_ref().map_or(20, |(_, h)| *h);
-        let index = match entries {
-            Some((entries, _)) => Some(entries.into()),
-            None if !index_exists => Some(Arc::from(Vec::new())),
+        let hash = files.as_ref().map_or(20, |(_, h)| *h);
+        let index = match files {
+            Some((files, _)) => Some(files),
+            None if !index_exists => Some(Vec::new()),
             None => None,
         };
         let common = common_dir(git_dir);
@@ -195,29 +201,35 @@ impl GitState {
         }
         // What the index held before the run is the operator's (committed or staged by them):
         // the same entry later in the index, HEAD or the stash is not the run's.
-        let was: HashMap<&[u8], (u32, &[u8])> = before
-            .index
+        let entries = |s: &GitState| -> Option<Vec<super::IndexEntry>> {
+            let mut all = Vec::new();
+            for f in s.index.as_ref()? {
+                all.extend(super::index_entries(f)?.0);
+            }
+            Some(all)
+        };
+        let before_entries = entries(before).unwrap_or_default();
+        let was: HashMap<&[u8], (u32, &[u8])> = before_entries
             .iter()
-            .flat_map(|i| i.iter())
-            .map(|e| (e.name.as_slice(), (e.mode, e.oid.as_slice())))
+            .map(|e| (e.name.as_slice(), (e.mode, e.id())))
             .collect();
         let known = |path: &[u8], e: &Entry| was.get(path) == Some(&(e.0, e.1.as_slice()));
         if self.index_id != before.index_id {
-            match &self.index {
+            match entries(self) {
                 None => unchecked.push(format!(
                     "{} is no index cordon can read",
                     git_dir.join("index").display()
                 )),
                 Some(now) => {
-                    for e in now.iter() {
+                    for e in &now {
                         if e.mode != GITLINK
-                            && was.get(e.name.as_slice()) != Some(&(e.mode, e.oid.as_slice()))
+                            && was.get(e.name.as_slice()) != Some(&(e.mode, e.id()))
                             && on_surface(&e.name).is_some()
                         {
                             found
                                 .entry(e.name.clone())
                                 .or_default()
-                                .push(("the index", (e.mode, e.oid.clone())));
+                                .push(("the index", (e.mode, e.id().to_vec())));
                         }
                     }
                 }
