@@ -891,3 +891,108 @@ mod linked_hooks {
         );
     }
 }
+
+/// A blob of a hook for direnv, written into the object store only.
+const BLOB: &str = "id=$(printf 'touch /tmp/cordon-never\\n' | git hash-object -w --stdin)";
+/// Git's plumbing with an identity (the run's environment has none).
+const G: &str = "git -c user.name=run -c user.email=run@example.org";
+
+/// How a run puts `.envrc` into git's state and none in the worktree, and what of the
+/// operator's writes it out.
+fn staged_plant(how: &str) -> (String, &'static str) {
+    match how {
+        "index" => (
+            format!("{BLOB} && git update-index --add --cacheinfo 100644,$id,.envrc"),
+            "git checkout -- .envrc",
+        ),
+        "head" => (
+            format!(
+                "{BLOB} && git update-index --add --cacheinfo 100644,$id,.envrc && t=$(git write-tree) \
+                 && git update-index --force-remove .envrc && c=$({G} commit-tree $t -p HEAD -m c) \
+                 && git update-ref HEAD $c"
+            ),
+            "git reset -q --hard",
+        ),
+        "stash" => (
+            format!(
+                "{BLOB} && git update-index --add --cacheinfo 100644,$id,.envrc && t=$(git write-tree) \
+                 && git update-index --force-remove .envrc && i=$({G} commit-tree $t -p HEAD -m i) \
+                 && c=$({G} commit-tree $t -p HEAD -p $i -m s) && {G} stash store -m s $c"
+            ),
+            "git stash pop -q",
+        ),
+        _ => unreachable!(),
+    }
+}
+
+/// A run that stages, commits or stashes a surface file without leaving it in the worktree is
+/// reported (on stderr and in the audit log); the operator's git would write it out. An
+/// ordinary commit of ordinary files next to a committed surface file reports nothing.
+fn staged_surface(who: Who, sandbox: Sandbox) {
+    let mut missed = Vec::new();
+    for how in ["index", "head", "stash"] {
+        let fx = Fixture::new(who, sandbox);
+        let (script, operator) = staged_plant(how);
+        let out = fx.exec(&format!("{script} && echo PLANTED"));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("PLANTED"),
+            "{how}: {}",
+            describe(&out)
+        );
+        assert!(!fx.ws.join(".envrc").exists(), "{how}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let log = fs::read_to_string(fx.root.join("state/audit.jsonl")).unwrap();
+        // Each way checked (not the first failure only): the three are separate holes.
+        if !(stderr.contains("git-state") && stderr.contains(".envrc") && log.contains("git-state"))
+        {
+            missed.push(format!("{how}: {}\naudit: {log}", describe(&out)));
+        }
+        // The operator's git writes it out: the plant works.
+        let out = fx.operator_sh(operator);
+        assert!(out.status.success(), "{how}: {}", describe(&out));
+        assert!(fx.ws.join(".envrc").exists(), "{how}: {}", describe(&out));
+    }
+    assert!(missed.is_empty(), "not reported:\n{}", missed.join("\n"));
+    // No false alarm: a surface file the operator committed stays; the run commits others.
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("echo 'use nix' > .envrc && git add .envrc && git commit -q -m envrc");
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = fx.exec(&format!(
+        "echo two > two.txt && git add two.txt && {G} commit -q -m two && echo 3 >> one.txt && {G} stash -q && echo DONE"
+    ));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("DONE"),
+        "{}",
+        describe(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("cordon: warning:"), "{}", describe(&out));
+}
+
+mod staged_surface {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        staged_surface(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        staged_surface(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        staged_surface(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        staged_surface(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        staged_surface(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        staged_surface(Who::User, Sandbox::LandlockWritable);
+    }
+}

@@ -64,6 +64,7 @@ const HOOK_PROGRAM_WHY: &str = "an agent host's or a git hook manager's hook con
 /// Why a file an `.envrc` loads is watched.
 const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
 
+mod git_state;
 mod journal;
 mod listings;
 pub use journal::Journal;
@@ -121,6 +122,10 @@ pub enum What {
     /// A gitlink added to a repository's index: `git status` recurses into it and runs the
     /// repository found there.
     Gitlink,
+    /// A surface file the run put into git's own state — the index, HEAD's commit or
+    /// `refs/stash` — that the operator's `git checkout`, `git reset --hard` or `git stash
+    /// pop` would write out (or a repository whose such state cordon could not read).
+    GitState,
     /// One of [`TOOL_FILES`].
     ToolFile,
     /// An interrupted rebase's or cherry-pick's todo list that runs commands.
@@ -134,11 +139,12 @@ pub enum What {
 }
 
 impl What {
-    const ALL: [What; 8] = [
+    const ALL: [What; 9] = [
         What::GitDir,
         What::BareRepository,
         What::GitConfig,
         What::Gitlink,
+        What::GitState,
         What::ToolFile,
         What::TodoList,
         What::TrustStore,
@@ -156,6 +162,7 @@ impl What {
             What::BareRepository => "bare-repository",
             What::GitConfig => "git-config",
             What::Gitlink => "gitlink",
+            What::GitState => "git-state",
             What::ToolFile => "tool-file",
             What::TodoList => "todo-list",
             What::TrustStore => "trust-store",
@@ -284,6 +291,8 @@ pub struct Snapshot {
     seen: BTreeMap<PathBuf, Seen>,
     /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
     gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
+    /// Git directory → what of its index, HEAD and stash the operator's git could write out.
+    git: BTreeMap<PathBuf, git_state::GitState>,
     /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
     listings: HashMap<PathBuf, Listing>,
     /// When the snapshot began.
@@ -1299,11 +1308,27 @@ impl Snapshot {
             );
         }
         let mut links = BTreeSet::new();
+        // Every index file's bytes (a split index's own and its shared one's), kept as read:
+        // their entries are compared only when the index changed (`git_state`); `None` once
+        // one that exists is no index cordon can read.
+        let mut raw: Option<(Vec<std::sync::Arc<Vec<u8>>>, usize)> = Some((Vec::new(), 20));
+        let exists = std::fs::symlink_metadata(&index).is_ok();
         for file in files {
-            if let Some(found) = read_index(&file).as_deref().and_then(gitlinks) {
-                links.extend(found);
+            let bytes = read_index(&file);
+            match bytes.as_deref().and_then(gitlinks_of) {
+                Some((found, hash)) => {
+                    links.extend(found);
+                    if let (Some((all, h)), Some(bytes)) = (raw.as_mut(), bytes) {
+                        all.push(std::sync::Arc::new(bytes));
+                        *h = hash;
+                    }
+                }
+                None if std::fs::symlink_metadata(&file).is_ok() => raw = None,
+                None => {}
             }
         }
+        let state = git_state::GitState::read(git_dir, raw, exists);
+        self.git.insert(git_dir.to_path_buf(), state);
         self.gitlinks.insert(index, links);
     }
 
@@ -1504,8 +1529,9 @@ impl Snapshot {
                 });
             }
         }
+        out.extend(self.git_state_since(before, &out));
         for f in &mut out {
-            if f.what == What::Gitlink {
+            if matches!(f.what, What::Gitlink | What::GitState) {
                 continue;
             }
             let earlier = match f.change {
@@ -1524,6 +1550,71 @@ impl Snapshot {
 }
 
 impl Snapshot {
+    /// The surface files the run put into a repository's index, HEAD's commit or
+    /// `refs/stash` (see `git_state`), reported, never undone: cordon does not rewrite git's
+    /// state; the operator is told what to look at. A repository that appeared during the run
+    /// is reported as such by the walk.
+    ///
+    /// A path whose worktree file already is what git holds (the operator's checkout would
+    /// write the same) is left out, unless the scan found that file planted itself (`found`:
+    /// it is about to be moved aside, and the checkout would write the plant back).
+    fn git_state_since(&self, before: &Snapshot, found: &[Finding]) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for (git_dir, now) in &self.git {
+            let Some(was) = before.git.get(git_dir) else {
+                continue;
+            };
+            let worktree = git_dir.parent().unwrap_or(Path::new("/"));
+            let (in_git, unchecked) = now.changes_since(git_dir, was);
+            for (rel, places) in in_git {
+                let full = worktree.join(std::ffi::OsStr::from_bytes(&rel));
+                let planted = found.iter().any(|f| full.starts_with(&f.path));
+                if !planted
+                    && places
+                        .iter()
+                        .all(|(_, e)| git_state::in_worktree(&full, e, now.hash()))
+                {
+                    continue;
+                }
+                let mut places: Vec<&str> = places.iter().map(|(p, _)| *p).collect();
+                places.dedup();
+                let rel_s = String::from_utf8_lossy(&rel).into_owned();
+                let why = cordon_policy::surface::classify(
+                    Path::new(std::ffi::OsStr::from_bytes(&rel)),
+                    &|_| false,
+                )
+                .map_or("", |h| h.why);
+                out.push(Finding {
+                    path: full,
+                    what: What::GitState,
+                    change: Change::Appeared,
+                    why: format!(
+                        "put by the run into {} of {}: the operator's `git checkout`/`git restore` (index), `git reset --hard` (HEAD) or `git stash pop` would write it out for the next tool to run ({why})",
+                        places.join(", "),
+                        git_dir.display()
+                    ),
+                    handling: Handling::Reported(format!(
+                        "cordon does not rewrite git's state; check `git diff --cached -- {rel_s}`, `git show HEAD -- {rel_s}`, `git stash show -p`, and undo what you did not mean (`git rm --cached {rel_s}`, `git reset HEAD~`, `git stash drop`)"
+                    )),
+                });
+            }
+            for why in unchecked {
+                out.push(Finding {
+                    path: git_dir.clone(),
+                    what: What::GitState,
+                    change: Change::Changed,
+                    why: format!(
+                        "the run changed this repository's index, HEAD or stash, and cordon could not check what it staged or committed ({why})"
+                    ),
+                    handling: Handling::Reported(
+                        "check `git diff --cached`, `git show HEAD` and `git stash list` before any `git checkout`, `git reset --hard` or `git stash pop`".into(),
+                    ),
+                });
+            }
+        }
+        out
+    }
+
     /// What `before` saw that is gone now: each topmost such path, only where it really is
     /// gone (not merely unseen by a walk that stopped early or could not list a directory).
     /// A todo list is git's working state (a finished rebase removes it), and a directory
@@ -2212,10 +2303,59 @@ fn quarantine(
 }
 
 /// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
-/// (`Documentation/gitformat-index.txt`); `None` when it is not one. Object ids are SHA-1
-/// (20 bytes) or SHA-256 (32): the index does not say which, so both are tried and the one
-/// that reads every entry cleanly wins.
+/// (`Documentation/gitformat-index.txt`); `None` when it is not one.
+#[cfg(test)]
 pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
+    Some(gitlinks_of(index)?.0)
+}
+
+/// [`gitlinks`], with the length of the index's object ids.
+fn gitlinks_of(index: &[u8]) -> Option<(Vec<Vec<u8>>, usize)> {
+    const GITLINK: u32 = 0o160000;
+    visit_index(index, |links, name, mode, _| {
+        if mode == GITLINK {
+            links.push(name.to_vec());
+        }
+    })
+}
+
+/// One entry of a git index: its path (relative to the worktree, as git stores it), mode and
+/// object id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub name: Vec<u8>,
+    pub mode: u32,
+    /// The id's bytes, zero-padded to 32 (the first 20 for SHA-1): no allocation per entry
+    /// in a large index.
+    pub oid: [u8; 32],
+    pub hash: u8,
+}
+
+/// The entries of a git index file, versions 2, 3 and 4 (`Documentation/gitformat-index.txt`),
+/// with the length of its object ids; `None` when it is not one. Object ids are SHA-1 (20
+/// bytes) or SHA-256 (32): the index does not say which, so both are tried and the one that
+/// reads every entry cleanly wins.
+pub fn index_entries(index: &[u8]) -> Option<(Vec<IndexEntry>, usize)> {
+    visit_index(index, |entries, name, mode, id| {
+        let mut oid = [0u8; 32];
+        oid[..id.len()].copy_from_slice(id);
+        entries.push(IndexEntry {
+            name: name.to_vec(),
+            mode,
+            oid,
+            hash: id.len() as u8,
+        });
+    })
+}
+
+/// What `each(out, name, mode, id)` collects from every entry of a git index file, with the
+/// length of its object ids; `None` when it is not one. Object ids are SHA-1 (20 bytes) or
+/// SHA-256 (32): the index does not say which, so both are tried and the one that reads every
+/// entry cleanly wins (what a failed try collected is dropped).
+fn visit_index<T>(
+    index: &[u8],
+    each: impl Fn(&mut Vec<T>, &[u8], u32, &[u8]),
+) -> Option<(Vec<T>, usize)> {
     if index.len() < 12 || &index[..4] != b"DIRC" {
         return None;
     }
@@ -2224,15 +2364,26 @@ pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
     if !(2..=4).contains(&version) {
         return None;
     }
-    [20usize, 32]
-        .iter()
-        .find_map(|&hash| parse_entries(index, version, count, hash))
+    [20usize, 32].into_iter().find_map(|hash| {
+        let mut out = Vec::new();
+        parse_entries(index, version, count, hash, &mut |n, m, id| {
+            each(&mut out, n, m, id)
+        })?;
+        Some((out, hash))
+    })
 }
 
-fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Option<Vec<Vec<u8>>> {
-    const GITLINK: u32 = 0o160000;
+/// What is called with each index entry's name, mode and object id.
+type EachEntry<'a> = dyn FnMut(&[u8], u32, &[u8]) + 'a;
+
+fn parse_entries(
+    index: &[u8],
+    version: u32,
+    count: usize,
+    hash: usize,
+    each: &mut EachEntry,
+) -> Option<()> {
     let mut at = 12usize;
-    let mut links = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -2240,6 +2391,7 @@ fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Optio
         let fixed = 40 + hash + 2;
         let head = index.get(at..at + fixed)?;
         let mode = u32::from_be_bytes(head[24..28].try_into().ok()?);
+        let oid = &head[40..40 + hash];
         let flags = u16::from_be_bytes(head[40 + hash..].try_into().ok()?);
         at += fixed;
         if flags & 0x4000 != 0 {
@@ -2273,16 +2425,14 @@ fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Optio
         if name.is_empty() || name.contains(&0) {
             return None;
         }
-        if mode == GITLINK {
-            links.push(name.clone());
-        }
+        each(&name, mode, oid);
         prev = name;
     }
     // Extensions (4-byte signature, 4-byte size) then the checksum must fill the rest exactly.
     loop {
         let rest = index.len().checked_sub(at)?;
         if rest == hash {
-            return Some(links);
+            return Some(());
         }
         let head = index.get(at..at + 8)?;
         let size = u32::from_be_bytes(head[4..8].try_into().ok()?) as usize;
@@ -2350,6 +2500,202 @@ mod tests {
             .output()
             .unwrap();
         assert!(st.status.success(), "git {args:?}: {st:?}");
+    }
+
+    fn git_out(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn git_state(found: &[Finding]) -> Vec<&Finding> {
+        found.iter().filter(|f| f.what == What::GitState).collect()
+    }
+
+    /// A surface file committed to HEAD (and gone from the worktree and the index), with every
+    /// object packed by `git gc --aggressive` (trees stored as deltas), in both hash formats:
+    /// read through the pack and reported. An ordinary commit, packed too, reports nothing. A
+    /// commit cordon cannot read is reported as not checked.
+    #[test]
+    fn committed_surface_file_read_from_packs() {
+        for format in ["sha1", "sha256"] {
+            let d = tempfile::tempdir().unwrap();
+            let w = std::fs::canonicalize(d.path()).unwrap();
+            let roots = [w.clone()];
+            git(&w, &["init", "-q", &format!("--object-format={format}")]);
+            std::fs::create_dir(w.join("dir")).unwrap();
+            for i in 0..20 {
+                std::fs::write(w.join(format!("dir/f{i}.txt")), format!("{i}")).unwrap();
+                git(&w, &["add", "."]);
+                git(&w, &["commit", "-q", "-m", &format!("{i}")]);
+            }
+            git(&w, &["gc", "-q", "--aggressive"]);
+            let before = Snapshot::take(&roots);
+            std::fs::create_dir_all(w.join("dir/.claude")).unwrap();
+            std::fs::write(w.join("dir/.claude/settings.json"), "{\"hooks\":{}}").unwrap();
+            git(&w, &["add", "."]);
+            git(&w, &["commit", "-q", "-m", "p"]);
+            git(&w, &["rm", "-q", "-r", "--cached", "dir/.claude"]);
+            std::fs::remove_dir_all(w.join("dir/.claude")).unwrap();
+            git(&w, &["gc", "-q", "--aggressive"]);
+            assert!(
+                git_out(&w, &["count-objects", "-v"]).starts_with("count: 0\n"),
+                "{format}: not all packed"
+            );
+            let verify = git_out(
+                &w,
+                &["verify-pack", "-v", &{
+                    let p = std::fs::read_dir(w.join(".git/objects/pack"))
+                        .unwrap()
+                        .flatten()
+                        .find(|e| e.path().extension().is_some_and(|x| x == "idx"))
+                        .unwrap();
+                    p.path().display().to_string()
+                }],
+            );
+            assert!(
+                verify
+                    .lines()
+                    .any(|l| l.contains(" tree ") && l.split_whitespace().count() > 5),
+                "{format}: no tree stored as a delta"
+            );
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            let staged = git_state(&found);
+            assert_eq!(staged.len(), 1, "{format}: {found:?}");
+            assert_eq!(staged[0].path, w.join("dir/.claude/settings.json"));
+            assert!(staged[0].why.contains("HEAD's commit"), "{staged:?}");
+
+            // An ordinary commit over a tree that holds the committed surface file.
+            let before = after;
+            std::fs::write(w.join("dir/f0.txt"), "changed").unwrap();
+            git(&w, &["commit", "-q", "-a", "-m", "o"]);
+            git(&w, &["gc", "-q"]);
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            assert!(git_state(&found).is_empty(), "{format}: {found:?}");
+
+            // A commit whose object cordon cannot read: not checked, said so.
+            let before = after;
+            std::fs::write(w.join("dir/f1.txt"), "changed").unwrap();
+            git(&w, &["commit", "-q", "-a", "-m", "x"]);
+            let head = git_out(&w, &["rev-parse", "HEAD"]);
+            let head = head.trim();
+            std::fs::remove_file(w.join(".git/objects").join(&head[..2]).join(&head[2..])).unwrap();
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            let staged = git_state(&found);
+            assert_eq!(staged.len(), 1, "{format}: {found:?}");
+            assert!(staged[0].why.contains("could not check"), "{staged:?}");
+        }
+    }
+
+    /// A surface file staged (index only) is reported; the same index rewritten without a
+    /// change to a surface entry (`git add` of an ordinary file) is not; an index turned into
+    /// something else is reported as not checked.
+    #[test]
+    fn staged_surface_file_and_an_unreadable_index() {
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        std::fs::write(w.join(".envrc"), "use nix").unwrap();
+        std::fs::write(w.join("a.txt"), "a").unwrap();
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "a"]);
+        let before = Snapshot::take(&roots);
+        std::fs::write(w.join("a.txt"), "b").unwrap();
+        git(&w, &["add", "a.txt"]);
+        let after = Snapshot::take(&roots);
+        assert!(git_state(&after.findings_since(&before)).is_empty());
+        let before = after;
+        std::fs::create_dir(w.join(".husky")).unwrap();
+        std::fs::write(w.join(".husky/pre-commit"), "touch /tmp/x").unwrap();
+        git(&w, &["add", ".husky/pre-commit"]);
+        std::fs::remove_dir_all(w.join(".husky")).unwrap();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join(".husky/pre-commit"));
+        assert!(staged[0].why.contains("the index"), "{staged:?}");
+        // A replace ref: git reads HEAD through it (`git reset --hard` writes out the
+        // replacement's tree); cordon does not follow one, and says so.
+        let before = after;
+        std::fs::write(w.join("b.txt"), "b").unwrap();
+        git(&w, &["add", "b.txt"]);
+        let tree = git_out(&w, &["write-tree"]);
+        let commit = git_out(&w, &["commit-tree", tree.trim(), "-m", "r"]);
+        git(&w, &["rm", "-q", "--cached", "b.txt"]);
+        git(&w, &["replace", "HEAD", commit.trim()]);
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert!(staged[0].why.contains("replace refs"), "{staged:?}");
+        let before = after;
+        std::fs::write(w.join(".git/index"), "not an index").unwrap();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert!(staged[0].why.contains("could not check"), "{staged:?}");
+    }
+
+    /// A run that makes a repository's first commit of files that were already there
+    /// (`git init && git add . && git commit`, a settings file and an executable hook among
+    /// them) leaves nothing a checkout would change: no finding, in both hash formats. A
+    /// surface file the run wrote and staged is reported twice (moved aside from the worktree,
+    /// left in the index: the operator's `git checkout` would write the plant back).
+    #[test]
+    fn a_first_commit_of_files_already_there_is_no_finding_but_a_planted_one_is() {
+        use std::os::unix::fs::PermissionsExt;
+        for format in ["sha1", "sha256"] {
+            let d = tempfile::tempdir().unwrap();
+            let w = std::fs::canonicalize(d.path()).unwrap();
+            let roots = [w.clone()];
+            std::fs::create_dir_all(w.join(".vscode")).unwrap();
+            std::fs::write(w.join(".vscode/settings.json"), "{}").unwrap();
+            std::fs::create_dir_all(w.join(".husky")).unwrap();
+            std::fs::write(w.join(".husky/pre-commit"), "npm test\n").unwrap();
+            std::fs::set_permissions(
+                w.join(".husky/pre-commit"),
+                std::fs::Permissions::from_mode(0o755),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink("settings.json", w.join(".vscode/tasks.json")).unwrap();
+            std::fs::write(w.join("a.txt"), "a").unwrap();
+            git(&w, &["init", "-q", &format!("--object-format={format}")]);
+            let before = Snapshot::take(&roots);
+            git(&w, &["add", "."]);
+            git(&w, &["commit", "-q", "-m", "first"]);
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            assert!(git_state(&found).is_empty(), "{format}: {found:?}");
+
+            let before = after;
+            std::fs::write(w.join(".envrc"), "touch /tmp/planted").unwrap();
+            git(&w, &["add", ".envrc"]);
+            let after = Snapshot::take(&roots);
+            let found = after.findings_since(&before);
+            let staged = git_state(&found);
+            assert_eq!(staged.len(), 1, "{format}: {found:?}");
+            assert_eq!(staged[0].path, w.join(".envrc"));
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.what == What::ToolFile && f.path == w.join(".envrc")),
+                "{format}: {found:?}"
+            );
+            assert!(!w.join(".envrc").exists(), "{format}: moved aside");
+        }
     }
 
     /// Index files git itself wrote, in each version and both hash formats.
