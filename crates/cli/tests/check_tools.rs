@@ -37,6 +37,25 @@ suffixes = [".md"]
 approval = "ask"
 "#;
 
+/// `cordon check --json --policy POLICY write_file path=PATH content=x` run by `cmd` (its
+/// environment set by the caller): the decision and the rule that made it.
+fn decide_write(cmd: &mut std::process::Command, policy: &Path, path: &Path) -> (String, String) {
+    let o = cmd
+        .args(["check", "--json", "--policy"])
+        .arg(policy)
+        .arg("write_file")
+        .arg(format!("path={}", path.display()))
+        .arg("content=x")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    (
+        v["decision"].as_str().unwrap_or_default().to_string(),
+        v["rule"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
 fn workspace() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("cordon.toml"), POLICY).unwrap();
@@ -544,20 +563,10 @@ fn every_dotfile_of_a_home_root_is_on_the_surface() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(marker.exists(), "gdb ran no ~/.gdbinit");
     let decide = |rel: &str| {
-        let o = common::command(&base)
-            .env("HOME", &home)
-            .args(["check", "--json", "--policy"])
-            .arg(&policy)
-            .arg("write_file")
-            .arg(format!("path={}", home.join(rel).display()))
-            .arg("content=x")
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
-        (
-            v["decision"].as_str().unwrap_or_default().to_string(),
-            v["rule"].as_str().unwrap_or_default().to_string(),
+        decide_write(
+            common::command(&base).env("HOME", &home),
+            &policy,
+            &home.join(rel),
         )
     };
     let ask = ("ask".to_string(), "builtin:surface".to_string());
@@ -632,20 +641,10 @@ fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
             .unwrap();
         assert!(marker.exists(), "bash ran no ~/.bashrc: {}", stderr(&o));
         let decide = |file: &str| {
-            let o = common::command(&base)
-                .env("HOME", &home)
-                .args(["check", "--json", "--policy"])
-                .arg(&policy)
-                .arg("write_file")
-                .arg(format!("path={}", dots.join(file).display()))
-                .arg("content=x")
-                .output()
-                .unwrap();
-            let v: Value = serde_json::from_slice(&o.stdout)
-                .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
-            (
-                v["decision"].as_str().unwrap_or_default().to_string(),
-                v["rule"].as_str().unwrap_or_default().to_string(),
+            decide_write(
+                common::command(&base).env("HOME", &home),
+                &policy,
+                &dots.join(file),
             )
         };
         let ask = ("ask".to_string(), "builtin:surface".to_string());
@@ -726,21 +725,12 @@ fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface
         "git ran no fsmonitor from $XDG_CONFIG_HOME/git/config"
     );
     let decide = |rel: &str, xdg: &Path| {
-        let o = common::command(&base)
-            .env("HOME", base.join("home"))
-            .env("XDG_CONFIG_HOME", xdg)
-            .args(["check", "--json", "--policy"])
-            .arg(&policy)
-            .arg("write_file")
-            .arg(format!("path={}", ws.join(rel).display()))
-            .arg("content=x")
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
-        (
-            v["decision"].as_str().unwrap_or_default().to_string(),
-            v["rule"].as_str().unwrap_or_default().to_string(),
+        decide_write(
+            common::command(&base)
+                .env("HOME", base.join("home"))
+                .env("XDG_CONFIG_HOME", xdg),
+            &policy,
+            &ws.join(rel),
         )
     };
     let ask = ("ask".to_string(), "builtin:surface".to_string());
@@ -814,22 +804,13 @@ fn what_the_operators_environment_loads_from_a_root_is_on_the_surface() {
     assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
     let ssh = format!("{} -v", ws.join("src/ssh.sh").display());
     let decide = |rel: &str| {
-        let o = common::command(&base)
-            .env("PATH", &path)
-            .env("PYTHONPATH", &pythonpath)
-            .env("GIT_SSH_COMMAND", &ssh)
-            .args(["check", "--json", "--policy"])
-            .arg(&policy)
-            .arg("write_file")
-            .arg(format!("path={}", ws.join(rel).display()))
-            .arg("content=x")
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
-        (
-            v["decision"].as_str().unwrap_or_default().to_string(),
-            v["rule"].as_str().unwrap_or_default().to_string(),
+        decide_write(
+            common::command(&base)
+                .env("PATH", &path)
+                .env("PYTHONPATH", &pythonpath)
+                .env("GIT_SSH_COMMAND", &ssh),
+            &policy,
+            &ws.join(rel),
         )
     };
     let ask = ("ask".to_string(), "builtin:surface".to_string());
@@ -871,20 +852,15 @@ fn a_dotenv_the_operators_direnv_loads_is_on_the_surface() {
     )
     .unwrap();
     let decide = |rel: &str| {
-        let o = common::command(&base)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", &config)
-            .env_remove("DIRENV_CONFIG")
-            .args(["check", "--json", "--policy"])
-            .arg(&policy)
-            .arg("write_file")
-            .arg(format!("path={}", ws.join(rel).display()))
-            .arg("content=x")
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
-        v["decision"].as_str().unwrap_or_default().to_string()
+        decide_write(
+            common::command(&base)
+                .env("HOME", &home)
+                .env("XDG_CONFIG_HOME", &config)
+                .env_remove("DIRENV_CONFIG"),
+            &policy,
+            &ws.join(rel),
+        )
+        .0
     };
     assert_eq!(decide(".env"), "allow");
     std::fs::write(
