@@ -110,7 +110,7 @@ type Ref = Result<Option<Vec<u8>>, String>;
 pub(super) struct GitState {
     /// The index file's identity (dev, ino, size, mtime, ctime): unchanged means not rewritten
     /// (git writes a new index and renames it in; ctime cannot be set back).
-    index_id: Option<(u64, u64, u64, i64, i64, i64, i64)>,
+    index_id: Option<super::Id>,
     /// The index's entries (all of them: which are on the surface is worked out only for
     /// those that changed, when the index did); `None` when it exists and cannot be read.
     index: Option<Vec<Arc<Vec<u8>>>>,
@@ -154,17 +154,9 @@ impl GitState {
         files: Option<(Vec<Arc<Vec<u8>>>, usize)>,
         index_exists: bool,
     ) -> GitState {
-        let index_id = std::fs::metadata(git_dir.join("index")).ok().map(|m| {
-            (
-                m.dev(),
-                m.ino(),
-                m.size(),
-                m.mtime(),
-                m.mtime_nsec(),
-                m.ctime(),
-                m.ctime_nsec(),
-            )
-        });
+        let index_id = std::fs::metadata(git_dir.join("index"))
+            .ok()
+            .map(|m| super::identity(&m));
         let hash = files.as_ref().map_or(20, |(_, h)| *h);
         let index = match files {
             Some((files, _)) => Some(files),
