@@ -1526,39 +1526,33 @@ impl<'a> Walker<'a> {
             self.concern(c);
         }
         let base = name.text.rsplit('/').next().unwrap_or(&name.text);
+        let mut readings = Vec::new();
         if base == "rm" && !self.input_operands {
             for key in programs::rm_readings(&name.text, &words[1..]) {
                 // A relative or home path differs once the assessment anchors it.
                 let anchored = key.last().is_some_and(|p| !p.starts_with('/'));
                 if anchored || key != self.out.commands[index].key {
-                    let known = known_of(&key, &words);
-                    self.out.commands.push(SimpleCommand {
-                        words: key.clone(),
-                        key,
-                        text: text.clone(),
-                        transparent: false,
-                        effects: Vec::new(),
-                        state_only: false,
-                        reading: true,
-                        known,
-                    });
+                    readings.push(key);
                 }
             }
         }
-        for key in examined_readings {
-            if key != self.out.commands[index].key {
-                let known = known_of(&key, &words);
-                self.out.commands.push(SimpleCommand {
-                    words: key.clone(),
-                    key,
-                    text: text.clone(),
-                    transparent: false,
-                    effects: Vec::new(),
-                    state_only: false,
-                    reading: true,
-                    known,
-                });
-            }
+        readings.extend(
+            examined_readings
+                .into_iter()
+                .filter(|key| *key != self.out.commands[index].key),
+        );
+        for key in readings {
+            let known = known_of(&key, &words);
+            self.out.commands.push(SimpleCommand {
+                words: key.clone(),
+                key,
+                text: text.clone(),
+                transparent: false,
+                effects: Vec::new(),
+                state_only: false,
+                reading: true,
+                known,
+            });
         }
         let fx = rebind::effects(base, &words[1..], &text, parsed_declaration);
         self.effects(fx);
