@@ -5747,3 +5747,59 @@ fn a_program_under_another_name_meets_the_rule_on_that_name() {
         &["telinit q", "systemctl status", "mke2fs_wrapper x"],
     );
 }
+
+/// Round 10. `git fetch-pack` and `git send-pack`, the plumbing under `fetch` and `push`, run
+/// the program their `--upload-pack`, `--receive-pack` or `--exec` names, through the shell:
+/// the real git 2.47 ran each. `git fetch --upload-pack` asked since round 5; the plumbing was
+/// allowed (default profile).
+#[test]
+fn git_fetch_pack_and_send_pack_run_the_program_they_are_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&d)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    git(&["init", "-q", "a"]);
+    git(&[
+        "-C",
+        "a",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    ]);
+    git(&["init", "-q", "b"]);
+    let pwned = d.join("pwned");
+    for line in [
+        "cd b && git fetch-pack --upload-pack='touch ../pwned; git-upload-pack' ../a",
+        "cd b && git fetch-pack --exec='touch ../pwned; git-upload-pack' ../a",
+        "cd b && git send-pack --receive-pack='touch ../pwned; git-receive-pack' ../a",
+        "cd b && git send-pack --exec='touch ../pwned; git-receive-pack' ../a",
+    ] {
+        let _ = std::fs::remove_file(&pwned);
+        bash_creates_pwned(&d, line, &[]);
+        assert!(pwned.exists(), "{line}: git did not run the program");
+    }
+    let f = default_profile();
+    f.never_allowed(&[
+        "git fetch-pack --upload-pack='touch x' ../a",
+        "git fetch-pack --exec=x ../a",
+        "git send-pack --receive-pack='touch x' ../a main",
+        "git send-pack --rec='touch x' ../a main",
+        "git send-pack --exec x ../a main",
+    ]);
+    f.all(
+        Action::Allow,
+        &["git fetch-pack ../a", "git send-pack --dry-run ../a main"],
+    );
+}
