@@ -4057,8 +4057,8 @@ fn wget_runs_its_askpass_and_writes_its_logs() {
 /// Round 7. gpg starts the program `--agent-program` names when no agent runs (the real GnuPG
 /// 2.2 ran it for `-d`, also spelled `--agent-prog=`), and `--dirmngr-program`,
 /// `--photo-viewer` and `--exec-path` name programs it runs; `--options FILE` and `--homedir
-/// DIR` read a `gpg.conf` that can name them. `--logger-file`, `--status-file` and
-/// `--attribute-file` write their file.
+/// DIR` read a `gpg.conf` that can name them (outside the roots; inside them too since round
+/// 10, below). `--logger-file`, `--status-file` and `--attribute-file` write their file.
 #[test]
 fn gpg_runs_the_programs_its_options_name() {
     let f = allow_all();
@@ -4081,7 +4081,6 @@ fn gpg_runs_the_programs_its_options_name() {
             "gpg -d f",
             "gpg --batch --yes -o x.gpg -c f",
             "gpg --verify f.sig f",
-            "gpg --homedir keys --list-keys",
         ],
     );
     let dir = tempfile::tempdir().unwrap();
@@ -5746,6 +5745,34 @@ fn a_program_under_another_name_meets_the_rule_on_that_name() {
         Action::Allow,
         &["telinit q", "systemctl status", "mke2fs_wrapper x"],
     );
+}
+
+/// Round 10. gpg reads `gpg.conf` from `--homedir DIR` (and `--options FILE`), and the file
+/// can name the programs gpg starts: the real GnuPG 2.2 ran the `agent-program` of
+/// `h/gpg.conf` for `gpg --homedir h -c f`. Round 7 asked only for a DIR outside the roots;
+/// inside them the line (or an earlier one) can write the file, as this line does.
+#[test]
+fn gpg_reads_a_configuration_the_run_can_write_from_its_homedir() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(d.join("agent"), "#!/bin/sh\ntouch pwned\nexit 1\n").unwrap();
+    std::fs::write(d.join("f"), "x").unwrap();
+    let line = format!(
+        "chmod +x agent && mkdir -m 700 h && echo 'agent-program {}/agent' > h/gpg.conf && timeout 30 gpg --batch --homedir h --pinentry-mode loopback --passphrase x -o f.gpg -c f",
+        d.display()
+    );
+    assert!(
+        bash_creates_pwned(&d, &line, &[]),
+        "gpg did not run the agent-program of its homedir's gpg.conf"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "mkdir -m 700 h && echo 'agent-program ./agent' > h/gpg.conf && gpg --homedir h -c f",
+        "gpg --homedir keys --list-keys",
+        "gpg --home=keys -d f.gpg",
+        "gpg --options keys/gpg.conf -d f.gpg",
+    ]);
+    f.all(Action::Allow, &["gpg -d f.gpg", "gpg --list-keys"]);
 }
 
 /// Round 10. `git fetch-pack` and `git send-pack`, the plumbing under `fetch` and `push`, run

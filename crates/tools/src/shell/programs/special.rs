@@ -1938,14 +1938,6 @@ pub(super) fn uudecode(p: &Parsed, out: &mut Examined) {
 /// `gpg FILE.gpg` (and `--decrypt-files`) writes FILE, the name without its suffix, unless
 /// `-o` names the output or `-d` prints it.
 pub(super) fn gpg(p: &Parsed, out: &mut Examined) {
-    // A configuration (`gpg.conf` in `--homedir`, or `--options FILE`) can name the programs gpg
-    // starts (`agent-program`): code at that path, the project's inside the roots.
-    for w in p.args(&["--homedir", "--options"]) {
-        out.code_at(
-            w,
-            "reads a gpg configuration that can name programs gpg starts",
-        );
-    }
     // Round 9: `--use-embedded-filename` (gpg takes any unambiguous abbreviation, `--use-e`
     // with the real GnuPG 2.2) writes the name stored in the packet, `-d` or not.
     let embedded = p.option_words.iter().any(|o| {

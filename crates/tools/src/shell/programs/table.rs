@@ -450,10 +450,15 @@ pub(super) const PROGRAMS: &[Program] = &[
         permute: true,
         abbrev: true,
         // Round 7: the programs gpg starts (the real GnuPG 2.2 ran `--agent-program` when no
-        // agent ran); the configuration that can name them is judged in `gpg`.
+        // agent ran). A configuration (`gpg.conf` in `--homedir`, or `--options FILE`) can name
+        // them: round 10, inside the roots too, where the line or an earlier one can write it
+        // (the real GnuPG 2.2 ran the `agent-program` of `d/gpg.conf` for `gpg --homedir d -c
+        // f`). The operator's own home is read without the option.
         options: &[
             ("-o", Does::WritesArg),
             ("--output", Does::WritesArg),
+            ("--homedir", Does::Runs),
+            ("--options", Does::Runs),
             ("--agent-program", Does::Runs),
             ("--dirmngr-program", Does::Runs),
             ("--photo-viewer", Does::Runs),
