@@ -5747,6 +5747,57 @@ fn a_program_under_another_name_meets_the_rule_on_that_name() {
     );
 }
 
+/// Round 10. `cargo vendor DIR` empties DIR (unless `--no-delete`) before it writes the crates'
+/// sources under it: the real cargo 1.95 emptied the directory it was given (`keep/x` was
+/// gone; `cargo vendor .git` took a repository's `HEAD`, `config` and `objects`, `cargo vendor
+/// src` would take the project's code). Rounds 8 and 9 left it as writing only directories of
+/// crate sources; the default profile allowed it. A crate's files are names the line does not
+/// show, so it asks whatever the rules say.
+#[test]
+fn cargo_vendor_empties_its_directory_and_writes_names_the_line_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::create_dir_all(d.join("keep")).unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"v\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(d.join("keep/x"), "x").unwrap();
+    let out = std::process::Command::new("cargo")
+        .args(["vendor", "--offline", "keep"])
+        .current_dir(d)
+        .output()
+        .expect("cargo is needed for this test");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        d.join("keep").is_dir() && !d.join("keep/x").exists(),
+        "cargo vendor kept what its directory held"
+    );
+    let f = default_profile();
+    f.never_allowed(&[
+        "cargo vendor",
+        "cargo vendor .git",
+        "cargo vendor src",
+        "cargo vendor --versioned-dirs third_party",
+        "cargo vendor -s sub/Cargo.toml out",
+        "cargo vendor --no-delete vendor",
+        "cargo --locked vendor vendor",
+        "cargo vendor /tmp/out",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cargo build",
+            "cargo test -p x",
+            "cargo vendor --help",
+            "cargo tree",
+        ],
+    );
+}
+
 /// Round 10. gpg reads `gpg.conf` from `--homedir DIR` (and `--options FILE`), and the file
 /// can name the programs gpg starts: the real GnuPG 2.2 ran the `agent-program` of
 /// `h/gpg.conf` for `gpg --homedir h -c f`. Round 7 asked only for a DIR outside the roots;

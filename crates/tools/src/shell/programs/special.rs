@@ -1012,6 +1012,10 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
             out.write(&Word::lit("~/.cargo/credentials.toml"));
             continue;
         }
+        if t == "vendor" && Some(i - 1) == subcommand {
+            cargo_vendor(&args[i..], out);
+            continue;
+        }
         if t == "install" && Some(i - 1) == subcommand {
             let mut root = false;
             let mut j = i;
@@ -1103,6 +1107,59 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
             }
         }
     }
+}
+
+/// Round 10: `cargo vendor [DIR]` empties DIR (`vendor` by default) unless `--no-delete`, then
+/// writes each crate's sources under it: the real cargo 1.95's `cargo vendor .git` removed the
+/// repository's `config`, `HEAD` and `objects` and left a crate's directory there. The crates'
+/// files are names the line does not show (a crate may hold an `.envrc` or editor settings);
+/// DIR is judged as a write (outside the roots, or cordon's own files). The words after
+/// `vendor` are its options, the value of those that take one, and DIR.
+fn cargo_vendor(args: &[Word], out: &mut Examined) {
+    if args
+        .iter()
+        .any(|w| matches!(w.text.as_str(), "-h" | "--help"))
+    {
+        return;
+    }
+    let mut dir = None;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if w.literal && t == "--" {
+            dir = dir.or_else(|| args.get(i).cloned());
+            break;
+        }
+        if w.literal && t.starts_with('-') {
+            let takes = matches!(
+                t,
+                "-s" | "--sync"
+                    | "--manifest-path"
+                    | "--config"
+                    | "-Z"
+                    | "--color"
+                    | "--lockfile-path"
+                    | "-C"
+            );
+            i += usize::from(takes);
+            continue;
+        }
+        if dir.is_none() {
+            dir = Some(w.clone());
+        }
+    }
+    let dir = dir.unwrap_or_else(|| Word::lit("vendor"));
+    out.write(&dir);
+    let empties = if args.iter().any(|w| w.text == "--no-delete") {
+        ""
+    } else {
+        "removes what it held and "
+    };
+    out.unshown(format!(
+        "`cargo vendor` {empties}writes the crates' sources under `{}`",
+        dir.text
+    ));
 }
 
 /// go: `-exec PROG` (test, run) runs the binary through PROG, `-toolexec PROG` runs every tool
