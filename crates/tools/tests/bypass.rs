@@ -5881,3 +5881,46 @@ fn git_fetch_pack_and_send_pack_run_the_program_they_are_given() {
         &["git fetch-pack ../a", "git send-pack --dry-run ../a main"],
     );
 }
+
+/// Round 10. perl, ruby and node given no script (or `-`) run the program they read from their
+/// input: the real perl 5.36, ruby 3.1 and node 20 each ran the `touch` they read. python did
+/// since round 6 and `perl -e` since round 5; these were allowed (default profile, and past a
+/// deny rule on what they run).
+#[test]
+fn interpreters_that_read_their_program_from_the_input_run_code_the_line_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for line in [
+        "echo 'system \"touch pwned\"' | perl",
+        "echo 'system \"touch pwned\"' | perl -",
+        "echo 'system \"touch pwned\"' | ruby",
+        "echo 'require(\"fs\").writeFileSync(\"pwned\", \"\")' | node",
+    ] {
+        assert!(bash_creates_pwned(d, line, &[]), "{line}: ran nothing");
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "echo 'system \"rm -rf src\"' | perl",
+        "perl < x.pl",
+        "perl -n < x.pl",
+        "perl -w -",
+        "cat x.rb | ruby",
+        "ruby -w",
+        "cat x.js | node",
+        "node - < x.js",
+        "node -i < x.js",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "perl x.pl",
+            "perl -w x.pl arg",
+            "perl -v",
+            "ruby x.rb",
+            "ruby --version",
+            "node x.js",
+            "node --test",
+            "node --version",
+        ],
+    );
+}

@@ -205,6 +205,59 @@ pub(super) fn in_place(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// perl and ruby: in-place edits ([`in_place`]), and the program read from the input.
+pub(super) fn perl_ruby(p: &Parsed, out: &mut Examined) {
+    in_place(p, out);
+    program_from_input(
+        p,
+        &["-e", "-E", "-v", "-V", "-h", "--version", "--help"],
+        out,
+    );
+}
+
+/// node (also deno and bun, which share its table): the program read from the input.
+pub(super) fn node_input(p: &Parsed, out: &mut Examined) {
+    program_from_input(
+        p,
+        &[
+            "-e",
+            "--eval",
+            "-p",
+            "--print",
+            "-c",
+            "--check",
+            "--test",
+            "-v",
+            "--version",
+            "-h",
+            "--help",
+            "--v8-options",
+        ],
+        out,
+    );
+}
+
+/// Round 10: an interpreter given no script (or `-`) runs the program it reads from its input
+/// (`echo 'system "rm -rf src"' | perl`: the real perl 5.36, ruby 3.1 and node 20 each ran
+/// the `touch` they read), which the line does not show, as `python` does (round 6). `given`
+/// are the options that give the program (already judged) or only report.
+fn program_from_input(p: &Parsed, given: &[&str], out: &mut Examined) {
+    if p.has(given) {
+        return;
+    }
+    if p.operands
+        .first()
+        .is_none_or(|w| w.literal && w.text == "-")
+    {
+        out.effect(
+            EffectKind::Runs,
+            "-",
+            "the interpreter runs the program it reads from its input, which the line does not show"
+                .into(),
+        );
+    }
+}
+
 /// The backup an in-place edit keeps (GNU sed's and perl's `-iSUFFIX`): the file renamed to
 /// its name as written with SUFFIX appended, or, where SUFFIX has a `*`, to SUFFIX with each `*`
 /// replaced by that name (relative to the current directory: sed 4.9 renames `sub/f` to

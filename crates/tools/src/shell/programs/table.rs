@@ -2,9 +2,9 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, objcopy, package,
-    patch, perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written,
-    sed, split, ssh_keygen, uudecode, wget,
+    awk, csplit, curl, extractor, gpg, less, make, mktemp, modes, node_input, objcopy, package,
+    patch, perl_rename, perl_ruby, pytest, python_script, rename, rsync, scheduler,
+    second_operand_written, sed, split, ssh_keygen, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -1273,7 +1273,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--report-directory", Does::WritesArg),
         ],
         operands: Operands::Read,
-        special: None,
+        special: Some(node_input),
     },
     Program {
         names: &["perl", "ruby"],
@@ -1296,7 +1296,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("-d", Does::Runs),
         ],
         operands: Operands::Read,
-        special: Some(in_place),
+        special: Some(perl_ruby),
     },
     // diff3 and sdiff run `--diff-program` (GNU getopt_long: abbreviations too; checked with
     // the real diffutils); sdiff `-o FILE` writes the merge.
