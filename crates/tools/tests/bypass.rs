@@ -5798,6 +5798,132 @@ fn cargo_vendor_empties_its_directory_and_writes_names_the_line_does_not_show() 
     );
 }
 
+/// Round 10. tcpdump runs `-z CMD FILE` on each file it closes when `-C`/`-G` rotate its `-w`
+/// output: the real tcpdump 4.99 ran the script `-z` named on the pieces of a capture it read
+/// back with `-r` (no capture privileges needed). It was allowed (default profile). `-w FILE`
+/// is a write; with `-G` FILE is a time format, not the name written.
+#[test]
+fn tcpdump_runs_its_rotation_command() {
+    assert!(
+        on_path("tcpdump"),
+        "tcpdump is needed for this test: run scripts/test-deps.sh"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 40 Ethernet frames of 60 kB: more than one piece of `-C 1` (1,000,000 bytes).
+    let mut pcap = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        pcap.extend(v.to_le_bytes());
+    }
+    let frame = vec![0u8; 60_015];
+    for i in 0..40u32 {
+        for v in [1000 + i, 0, 60_015, 60_015] {
+            pcap.extend(v.to_le_bytes());
+        }
+        pcap.extend(&frame);
+    }
+    std::fs::write(d.join("in.pcap"), pcap).unwrap();
+    std::fs::write(d.join("z"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(
+        d.join("z"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // `-Z root`: as root tcpdump would switch to its own user, who cannot write here. The
+    // command runs in a child tcpdump does not wait for.
+    bash_creates_pwned(d, "tcpdump -r in.pcap -w out -C 1 -Z root -z ./z", &[]);
+    let ran = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        d.join("pwned").exists()
+    });
+    assert!(ran, "tcpdump did not run its -z command");
+    let f = default_profile();
+    f.never_allowed(&[
+        "tcpdump -r in.pcap -w out -C 1 -z ./z",
+        "tcpdump -i lo -w out -G 60 -z gzip",
+        "tcpdump -w out -C1 -zgzip",
+        "tcpdump -r in.pcap -w .git/hooks/pre-commit",
+        "tcpdump -r in.pcap -w .envrc",
+        "tcpdump -w 'x%H' -G 60",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "tcpdump -r in.pcap",
+            "tcpdump -nn -r in.pcap port 80",
+            "tcpdump -i lo -c 10 -w out.pcap",
+        ],
+    );
+}
+
+/// Round 10. APT runs the commands its configuration names (`APT::Update::Pre-Invoke`,
+/// `DPkg::Pre-Invoke`, `Dir::Bin::dpkg`, …), which `-o` and `-c FILE` set: the real apt-get 2.6
+/// ran `-o APT::Update::Pre-Invoke::=touch pwned` and a `-c` file's hook before `update` (its
+/// sources, lists and cache pointed into the test's directory: nothing is fetched or written
+/// elsewhere). apt and apt-get install, remove and update the system outside the roots and run
+/// the packages' maintainer scripts as root, as dpkg does (round 7): only the verbs that read,
+/// and the changing ones simulated, pass. All were allowed (default profile).
+#[test]
+fn apt_runs_what_its_options_configure_and_changes_the_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = &std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(d.join("lists/partial")).unwrap();
+    std::fs::create_dir_all(d.join("cache")).unwrap();
+    // Every directory absolute: a relative one is taken below the system's (`lists` is
+    // /var/lib/apt/lists, which an update with no sources empties).
+    let a = d.display();
+    let here = format!("-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts={a}/none -o Dir::State::Lists={a}/lists -o Dir::Cache={a}/cache");
+    assert!(
+        bash_creates_pwned(
+            d,
+            &format!("apt-get {here} -o 'APT::Update::Pre-Invoke::=touch {a}/pwned' update"),
+            &[]
+        ),
+        "apt-get did not run its Pre-Invoke hook"
+    );
+    std::fs::write(
+        d.join("apt.conf"),
+        format!("APT::Update::Pre-Invoke {{ \"touch {a}/pwned\"; }};\n"),
+    )
+    .unwrap();
+    assert!(
+        bash_creates_pwned(d, &format!("apt-get -c apt.conf {here} update"), &[]),
+        "apt-get did not run the hook of its -c file"
+    );
+    let f = default_profile();
+    f.never_allowed(&[
+        "apt-get -o 'APT::Update::Pre-Invoke::=touch pwned' update",
+        "apt-get -oDPkg::Pre-Invoke::=x -s install foo",
+        "apt --option=Dir::Bin::dpkg=./x -s install foo",
+        "apt-get -c apt.conf -s install foo",
+        "apt-get --config-file=apt.conf check -s",
+        "apt-cache -o Dir::Cache::pkgcache=x show bash",
+        "apt-get install -y foo",
+        "apt install ./foo.deb",
+        "apt remove foo",
+        "apt-get update",
+        "apt upgrade",
+        "apt-get source foo",
+        "apt-get download foo",
+        "apt-get build-dep foo",
+        "apt-get \"$verb\" foo",
+        "apt-mark -o x=y hold foo",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "apt list --installed",
+            "apt show bash",
+            "apt-cache policy bash",
+            "apt-cache search ripgrep",
+            "apt-get -s install foo",
+            "apt-get --simulate dist-upgrade",
+            "apt-get --help",
+            "apt search foo",
+        ],
+    );
+}
+
 /// Round 10. gpg reads `gpg.conf` from `--homedir DIR` (and `--options FILE`), and the file
 /// can name the programs gpg starts: the real GnuPG 2.2 ran the `agent-program` of
 /// `h/gpg.conf` for `gpg --homedir h -c f`. Round 7 asked only for a DIR outside the roots;

@@ -2258,3 +2258,71 @@ pub(super) fn python_script(p: &Parsed, out: &mut Examined) {
         ),
     }
 }
+
+/// tcpdump names the pieces of a rotated capture after `-w FILE`: with `-G` FILE is an
+/// strftime format (`%…` rendered when each piece opens), so a name with `%` is not the name
+/// written. (`-C` appends digits, which no name on the persistence surface ends in.)
+pub(super) fn tcpdump_files(p: &Parsed, out: &mut Examined) {
+    if let Some(file) = p.args(&["-w"]).find(|w| w.text.contains('%')) {
+        out.unshown(format!(
+            "tcpdump renders `-w {}` as a time format for each file it rotates to",
+            file.text
+        ));
+    }
+}
+
+/// `apt`/`apt-get VERB`: only the verbs that read the package lists pass, and the changing
+/// verbs only simulated (`-s`). Installing, removing and upgrading write the system outside
+/// the roots and run the packages' maintainer scripts as root; `update`, `source`,
+/// `download` and `build-dep` write the lists, sources or packages they fetch (and `update`
+/// runs `APT::Update::*-Invoke` hooks even simulated).
+pub(super) fn apt_verbs(p: &Parsed, out: &mut Examined) {
+    const READS: &[&str] = &[
+        "list",
+        "search",
+        "show",
+        "showsrc",
+        "policy",
+        "depends",
+        "rdepends",
+        "madison",
+        "changelog",
+        "indextargets",
+        "help",
+        "moo",
+    ];
+    const SIMULATED: &[&str] = &[
+        "install",
+        "reinstall",
+        "remove",
+        "purge",
+        "upgrade",
+        "dist-upgrade",
+        "full-upgrade",
+        "autoremove",
+        "auto-remove",
+        "autopurge",
+        "satisfy",
+        "check",
+    ];
+    let Some(verb) = p.operands.first() else {
+        return; // prints its help
+    };
+    let simulated = p.has(&[
+        "-s",
+        "--simulate",
+        "--just-print",
+        "--dry-run",
+        "--recon",
+        "--no-act",
+    ]);
+    let t = verb.text.as_str();
+    let reads = verb.literal && (READS.contains(&t) || (simulated && SIMULATED.contains(&t)));
+    if !reads || p.dynamic.is_some() {
+        out.effect(
+            EffectKind::Runs,
+            t,
+            format!("APT's `{t}` changes the system outside the roots (the package lists, the packages and their maintainer scripts, run as root)"),
+        );
+    }
+}

@@ -2,9 +2,9 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, less, make, mktemp, modes, node_input, objcopy, package,
-    patch, perl_rename, perl_ruby, pytest, python_script, rename, rsync, scheduler,
-    second_operand_written, sed, split, ssh_keygen, uudecode, wget,
+    apt_verbs, awk, csplit, curl, extractor, gpg, less, make, mktemp, modes, node_input, objcopy,
+    package, patch, perl_rename, perl_ruby, pytest, python_script, rename, rsync, scheduler,
+    second_operand_written, sed, split, ssh_keygen, tcpdump_files, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -1561,4 +1561,81 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: Some(wget),
     },
+    // Round 10: tcpdump runs `-z CMD` on each file it closes when `-C`/`-G` rotate its `-w`
+    // output (the real tcpdump 4.99 ran the command named on each piece of a saved capture it
+    // read with `-r`); `-w` writes the file (`tcpdump` in `tcpdump_files`).
+    Program {
+        names: &["tcpdump"],
+        spec: Spec {
+            short_arg: "BcCEFGijmMQrsTVwWyzZ",
+            long_arg: &[
+                "buffer-size",
+                "count",
+                "interface",
+                "time-stamp-type",
+                "time-stamp-precision",
+                "relinquish-privileges",
+                "snapshot-length",
+                "direction",
+                "print-sampling",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-z", Does::Runs), ("-w", Does::WritesArg)],
+        operands: Operands::Read,
+        special: Some(tcpdump_files),
+    },
+    // Round 10: APT runs what its configuration names (`APT::Update::Pre-Invoke`,
+    // `DPkg::Pre-Invoke`, `Dir::Bin::dpkg`, `Acquire::http::ProxyAutoDetect`, …), and `-o`
+    // and `-c FILE` set it (the real apt-get 2.6 ran `-o APT::Update::Pre-Invoke::=CMD` before
+    // `update`); apt and apt-get install, remove and fetch into the system, running the
+    // packages' maintainer scripts (`apt_verbs`).
+    Program {
+        names: &["apt", "apt-get"],
+        spec: APT_SPEC,
+        permute: true,
+        abbrev: true,
+        options: APT_OPTIONS,
+        operands: Operands::Read,
+        special: Some(apt_verbs),
+    },
+    Program {
+        names: &[
+            "apt-cache",
+            "apt-config",
+            "apt-mark",
+            "apt-cdrom",
+            "apt-extracttemplates",
+        ],
+        spec: APT_SPEC,
+        permute: true,
+        abbrev: true,
+        options: APT_OPTIONS,
+        operands: Operands::Read,
+        special: None,
+    },
+];
+
+/// The options every APT program takes; `-o` and `-c` set the configuration.
+const APT_SPEC: Spec = Spec {
+    short_arg: "octaP",
+    long_arg: &[
+        "option",
+        "config-file",
+        "target-release",
+        "default-release",
+        "host-architecture",
+        "build-profiles",
+    ],
+    lenient: true,
+    ..Spec::NONE
+};
+const APT_OPTIONS: &[(&str, Does)] = &[
+    ("-o", Does::Runs),
+    ("--option", Does::Runs),
+    ("-c", Does::Runs),
+    ("--config-file", Does::Runs),
 ];
