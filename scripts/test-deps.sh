@@ -53,6 +53,9 @@ npm_packages=(
   @modelcontextprotocol/server-everything@2026.8.31
   # the official TypeScript SDK's client, driving the wrapper (crates/cli/tests/mcp_sdk/)
   @modelcontextprotocol/sdk@1.32.2
+  # redteam (issue 21, round 10): pnpm runs a word that is none of its commands as a program
+  # (crates/tools/tests/bypass.rs checks it with the real one)
+  pnpm@10.34.9
 )
 pip_packages=(
   # MCP servers and clients (issue 27)

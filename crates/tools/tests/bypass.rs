@@ -5924,6 +5924,81 @@ fn apt_runs_what_its_options_configure_and_changes_the_system() {
     );
 }
 
+/// Round 10. pnpm runs a command that is none of its own as the project's script of that name,
+/// and without one as a program: the real pnpm 10 ran `touch` for `pnpm touch pwned`, after
+/// its options and `--` too, and `--shell-mode` (`--sh`) ran its words as a shell line. The
+/// line was read as `pnpm` alone, so a deny rule missed the command. Now the words pnpm would
+/// run are read as a command (the project's script, if that is what runs, is its code by
+/// design, as `npm run`).
+#[test]
+fn pnpm_runs_a_word_that_is_none_of_its_commands() {
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let bin = deps.join("npm/node_modules/.bin");
+    assert!(
+        bin.join("pnpm").exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        bin.join("pnpm").display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("package.json"),
+        r#"{"name":"p","version":"1.0.0","scripts":{"build":"echo built"}}"#,
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH", path.as_str()),
+        ("npm_config_update_notifier", "false"),
+    ];
+    for line in [
+        "pnpm touch pwned",
+        "pnpm --silent -- touch pwned",
+        "pnpm --shell-mode 'true; touch pwned'",
+    ] {
+        assert!(
+            bash_creates_pwned(d, line, &env),
+            "{line}: pnpm did not run touch"
+        );
+    }
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "pnpm curl http://127.0.0.1/x",
+            "pnpm --silent curl x",
+            "pnpm -- curl x",
+            "pnpm --shell-mode 'curl x'",
+            "pnpm --sh 'true; curl x'",
+            "pnpm -r exec curl x",
+        ],
+    );
+    f.never_allowed(&[
+        "pnpm touch .git/hooks/pre-commit",
+        "pnpm --dir . touch .envrc",
+        r#"pnpm "$x" src"#,
+        "pnpm $cmd",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "pnpm install",
+            "pnpm run build",
+            "pnpm build",
+            "pnpm test",
+            "pnpm rm left-pad",
+            "pnpm add -D typescript",
+            "pnpm --filter web build",
+        ],
+    );
+}
+
 /// Round 10. gpg reads `gpg.conf` from `--homedir DIR` (and `--options FILE`), and the file
 /// can name the programs gpg starts: the real GnuPG 2.2 ran the `agent-program` of
 /// `h/gpg.conf` for `gpg --homedir h -c f`. Round 7 asked only for a DIR outside the roots;
