@@ -5870,9 +5870,12 @@ fn apt_runs_what_its_options_configure_and_changes_the_system() {
     std::fs::create_dir_all(d.join("lists/partial")).unwrap();
     std::fs::create_dir_all(d.join("cache")).unwrap();
     // Every directory absolute: a relative one is taken below the system's (`lists` is
-    // /var/lib/apt/lists, which an update with no sources empties).
+    // /var/lib/apt/lists, which an update with no sources empties). The system's own hooks
+    // (apt.conf.d's `Post-Invoke`) are cleared by a `-c` file.
     let a = d.display();
-    let here = format!("-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts={a}/none -o Dir::State::Lists={a}/lists -o Dir::Cache={a}/cache");
+    let clear = "#clear APT::Update::Post-Invoke-Success;\n#clear APT::Update::Post-Invoke;\n";
+    std::fs::write(d.join("clear.conf"), clear).unwrap();
+    let here = format!("-c {a}/clear.conf -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts={a}/none -o Dir::State::Lists={a}/lists -o Dir::Cache={a}/cache");
     assert!(
         bash_creates_pwned(
             d,
@@ -5887,7 +5890,7 @@ fn apt_runs_what_its_options_configure_and_changes_the_system() {
     )
     .unwrap();
     assert!(
-        bash_creates_pwned(d, &format!("apt-get -c apt.conf {here} update"), &[]),
+        bash_creates_pwned(d, &format!("apt-get {here} -c apt.conf update"), &[]),
         "apt-get did not run the hook of its -c file"
     );
     let f = default_profile();
