@@ -6128,3 +6128,58 @@ fn interpreters_that_read_their_program_from_the_input_run_code_the_line_does_no
         ],
     );
 }
+
+/// Round 10. R's and Tcl's interpreters run the code on their line and the program they read
+/// from their input, as python (`-c`, the input) and perl (`-e`) do: the real Rscript 4.2 ran
+/// `Rscript -e 'system(…)'` and the `system()` it read with `Rscript -`, R 4.2 ran `R -e` and
+/// what `R --no-save` read from its input, and R through the program `-d` names, and tclsh
+/// 8.6 the `exec` it read. All were allowed (default profile, and past a deny rule on what
+/// they run).
+#[test]
+fn r_and_tcl_run_the_code_on_their_line_or_from_their_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("dbg"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(
+        d.join("dbg"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    for line in [
+        "timeout 60 R -d ./dbg --no-save < /dev/null",
+        "timeout 60 Rscript -e 'system(\"touch pwned\")'",
+        "echo 'system(\"touch pwned\")' | timeout 60 Rscript -",
+        "timeout 60 R --no-save -q -e 'system(\"touch pwned\")'",
+        "echo 'system(\"touch pwned\")' | timeout 60 R --no-save -q",
+        "echo 'exec touch pwned' | tclsh",
+    ] {
+        assert!(bash_creates_pwned(d, line, &[]), "{line}: ran nothing");
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "Rscript -e 'system(\"rm -rf src\")'",
+        "Rscript -",
+        "cat x.R | Rscript -",
+        "R -e 'system(\"rm -rf src\")'",
+        "R --no-save < x.R",
+        "R --vanilla -q x.R < y",
+        "R -d gdb",
+        "R --debugger=valgrind -f x.R",
+        "echo 'exec rm -rf src' | tclsh",
+        "tclsh8.6 < x.tcl",
+        "wish < x.tcl",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "Rscript x.R",
+            "Rscript --vanilla x.R arg",
+            "R -q -f x.R",
+            "R --no-save --file=x.R",
+            "R CMD BATCH x.R",
+            "R --version",
+            "tclsh x.tcl",
+            "tclsh8.6 x.tcl arg",
+        ],
+    );
+}

@@ -359,7 +359,7 @@ pub(super) fn parse(args: &[Word], spec: &Spec, permute: bool) -> Parsed {
 fn family(base: &str) -> &str {
     let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match trimmed {
-        "python" | "pypy" | "perl" | "ruby" | "node" => trimmed,
+        "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" => trimmed,
         _ => base,
     }
 }

@@ -237,6 +237,36 @@ pub(super) fn node_input(p: &Parsed, out: &mut Examined) {
     );
 }
 
+/// Rscript: `-e EXPR` is judged by the table; with neither one nor a script file (or with
+/// `-`) it runs the program it reads from its input (the real Rscript 4.2 did).
+pub(super) fn rscript_input(p: &Parsed, out: &mut Examined) {
+    program_from_input(p, &["-e", "--version", "--help"], out);
+}
+
+/// R reads its program from the input unless `-f FILE`/`--file` or `-e EXPR` give it (R takes
+/// no script operand: `R x.R` reads the input too), `R CMD TOOL` runs a tool, or it only
+/// reports (the real R 4.2 ran the `system()` it read from its input).
+pub(super) fn r_input(p: &Parsed, out: &mut Examined) {
+    let tool = p
+        .operands
+        .first()
+        .is_some_and(|w| w.literal && w.text == "CMD");
+    if tool || p.has(&["-f", "--file", "-e", "--version", "--help", "-h"]) {
+        return;
+    }
+    out.effect(
+        EffectKind::Runs,
+        "-",
+        "R runs the program it reads from its input, which the line does not show".into(),
+    );
+}
+
+/// tclsh and wish given no script run the commands they read from their input (the real
+/// tclsh 8.6 ran the `exec` it read).
+pub(super) fn tcl_input(p: &Parsed, out: &mut Examined) {
+    program_from_input(p, &[], out);
+}
+
 /// Round 10: an interpreter given no script (or `-`) runs the program it reads from its input
 /// (`echo 'system "rm -rf src"' | perl`: the real perl 5.36, ruby 3.1 and node 20 each ran
 /// the `touch` they read), which the line does not show, as `python` does (round 6). `given`

@@ -3,8 +3,9 @@
 
 use super::special::{
     apt_verbs, awk, csplit, curl, extractor, gpg, less, make, mktemp, modes, node_input, objcopy,
-    package, patch, perl_rename, perl_ruby, pytest, python_script, rename, rsync, scheduler,
-    second_operand_written, sed, split, ssh_keygen, tcpdump_files, uudecode, wget,
+    package, patch, perl_rename, perl_ruby, pytest, python_script, r_input, rename, rscript_input,
+    rsync, scheduler, second_operand_written, sed, split, ssh_keygen, tcl_input, tcpdump_files,
+    uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -1297,6 +1298,52 @@ pub(super) const PROGRAMS: &[Program] = &[
         ],
         operands: Operands::Read,
         special: Some(perl_ruby),
+    },
+    // Round 10: R's and Tcl's interpreters run the code on their line (`-e`) or the program
+    // they read from their input; R's `-d`/`--debugger` runs that program around R.
+    Program {
+        names: &["Rscript"],
+        spec: Spec {
+            short_arg: "e",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[("-e", Does::Runs)],
+        operands: Operands::Read,
+        special: Some(rscript_input),
+    },
+    Program {
+        names: &["R"],
+        spec: Spec {
+            short_arg: "efdg",
+            long_arg: &["file", "debugger", "gui"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[
+            ("-e", Does::Runs),
+            ("-d", Does::Runs),
+            ("--debugger", Does::Runs),
+        ],
+        operands: Operands::Read,
+        special: Some(r_input),
+    },
+    Program {
+        names: &["tclsh", "wish", "jimsh"],
+        spec: Spec {
+            long_arg: &["encoding"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(tcl_input),
     },
     // diff3 and sdiff run `--diff-program` (GNU getopt_long: abbreviations too; checked with
     // the real diffutils); sdiff `-o FILE` writes the merge.
