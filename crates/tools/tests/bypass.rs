@@ -6183,3 +6183,38 @@ fn r_and_tcl_run_the_code_on_their_line_or_from_their_input() {
         ],
     );
 }
+
+/// Round 10, a false ask. `python -m pytest ARGS` asked under the default profile (`-m` runs a
+/// module, and no rule named it), though its arguments are judged as `pytest ARGS` (round 5)
+/// and `pytest` is allowed. python looks for the module in the working directory first (the
+/// real python 3.11 ran a `pytest.py` there): code at `.`, the project's inside the roots, as
+/// `python x.py` is. After a `cd`, or with any other module, it still asks.
+#[test]
+fn python_m_pytest_is_pytest_or_the_working_directorys_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("pytest.py"), "open('pwned', 'w')\n").unwrap();
+    assert!(
+        bash_creates_pwned(d, "python3 -m pytest -q", &[]),
+        "python did not run the directory's pytest module"
+    );
+    let f = default_profile();
+    f.all(
+        Action::Allow,
+        &[
+            "python3 -m pytest -q",
+            "python -m pytest tests -x",
+            "python3.12 -Bm pytest",
+            "python3 -m py.test -k x",
+        ],
+    );
+    f.never_allowed(&[
+        "cd /tmp && python3 -m pytest",
+        "cd sub && python3 -m pytest",
+        "python3 -m pytest -p evil",
+        "python3 -m pytest /tmp/evil",
+        "python3 -m pip install x",
+        "python3 -m http.server",
+        "python3 -c 'import os' -m pytest",
+    ]);
+}
