@@ -6218,3 +6218,36 @@ fn python_m_pytest_is_pytest_or_the_working_directorys_module() {
         "python3 -c 'import os' -m pytest",
     ]);
 }
+
+/// Round 10. `wait -p NAME` assigns the waited job's id to NAME, and bash evaluates a subscript
+/// in NAME as it does for `read NAME` and `printf -v NAME` (round 7): the real bash 5.2 ran the
+/// `$(…)` of `wait -n -p 'a[$(…)]'`. It was a documented blind spot, and allowed (allow-all,
+/// past a deny rule on the command inside).
+#[test]
+fn wait_p_evaluates_the_name_it_assigns() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        bash_creates_pwned(dir.path(), "sleep 0 & wait -n -p 'a[$(touch pwned)]'", &[]),
+        "bash did not evaluate wait -p's subscript"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "sleep 0 & wait -n -p 'a[$(rm -rf src)]'",
+        "wait -p 'a[$(rm src)]'",
+        "wait -np 'a[$(rm src)]' %1",
+        "wait -p \"$n\"",
+        "wait -p PATH",
+        "wait $pid",
+        "wait \"$f\" \"$g\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "sleep 1 & wait",
+            "wait -n",
+            "sleep 0 & wait -p pid; echo \"$pid\"",
+            "wait %1",
+            "wait \"$pid\"",
+        ],
+    );
+}

@@ -335,7 +335,8 @@ fn the_review_classes_are_not_allowed_and_bash_confirms_why() {
 
 /// Round 10's classes, each run under bash: bash must do something the rules object to (the
 /// oracle sees the class), and cordon must not allow the line even under rules that allow
-/// everything but `rm` and `curl`: perl runs the program it reads from its input, gpg the
+/// everything but `rm` and `curl`: `wait -p` evaluates its name's subscript, perl runs the
+/// program it reads from its input, gpg the
 /// `agent-program` of the `gpg.conf` the line writes into its `--homedir` (stopped after a
 /// second: it waits for the agent), apt-get the hook `-o` sets (every APT directory in the
 /// workspace, the system's own hooks cleared by a `-c` file).
@@ -347,6 +348,7 @@ fn round_ten_classes_are_not_allowed_and_bash_confirms_why() {
     let lines = [
         "echo 'system q(rm src)' | perl",
         "echo 'exec qw(rm src)' | perl -",
+        "true & wait -n -p 'a[$(rm src)]'",
         "mkdir -m 700 g && echo \"agent-program $PWD/../bin/rm\" > g/gpg.conf && timeout 1 gpg --homedir g --batch --pinentry-mode loopback --passphrase x -o x.gpg -c x",
         "mkdir -p l/partial c && printf '#clear APT::Update::Post-Invoke-Success;\\n' > k && apt-get -c \"$PWD/k\" -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=\"$PWD/n\" -o Dir::State::Lists=\"$PWD/l\" -o Dir::Cache=\"$PWD/c\" -o 'APT::Update::Pre-Invoke::=rm src' update",
     ];
@@ -691,6 +693,8 @@ const BODY: &[&str] = &[
     // Round 10: a program read from the input.
     "echo 'system q(rm src)' | perl",
     "perl - < e",
+    // Round 10: `wait -p` evaluates its name's subscript.
+    "true & wait -n -p \"$x\"",
 ];
 
 /// How the setup and the body are put together.

@@ -348,7 +348,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             declaration(base, args, whole, inherited, &mut out)
         }
         "set" => set(args, whole, &mut out),
-        "read" | "printf" | "getopts" => assigned_by_name(base, args, whole, inherited, &mut out),
+        "read" | "printf" | "getopts" | "wait" => {
+            assigned_by_name(base, args, whole, inherited, &mut out)
+        }
         "eval" => {
             out.opaque(whole.to_string());
             if !args.is_empty() && args.iter().all(|w| w.literal) {
