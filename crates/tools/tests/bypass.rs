@@ -5998,8 +5998,29 @@ fn pnpm_runs_a_word_that_is_none_of_its_commands() {
             "pnpm rm left-pad",
             "pnpm add -D typescript",
             "pnpm --filter web build",
+            "pnpm --dir packages/web build",
         ],
     );
+    // `--dir DIR` runs the scripts of the package at DIR: the real pnpm ran another
+    // directory's `build`.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        other.path().join("package.json"),
+        r#"{"name":"o","version":"1.0.0","scripts":{"build":"touch pwned"}}"#,
+    )
+    .unwrap();
+    let line = format!("pnpm --dir {} build", other.path().display());
+    bash_creates_pwned(d, &line, &env);
+    assert!(
+        other.path().join("pwned").exists(),
+        "{line}: pnpm did not run the other package's script"
+    );
+    f.never_allowed(&[
+        "pnpm --dir /tmp/elsewhere build",
+        "pnpm --dir=/tmp/elsewhere run build",
+        "pnpm --di /tmp/elsewhere test",
+        "yarn --cwd /tmp/elsewhere build",
+    ]);
 }
 
 /// Round 10. gpg reads `gpg.conf` from `--homedir DIR` (and `--options FILE`), and the file

@@ -969,7 +969,7 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
         "init-module",
     ];
     runs_what_it_is_given(base, args, out);
-    for w in args {
+    for (i, w) in args.iter().enumerate() {
         if w.literal && w.text == "--" {
             break;
         }
@@ -988,6 +988,24 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
             continue;
         }
         let t = w.text.as_str();
+        // Round 10: pnpm's `--dir DIR` (nopt takes `--di`) and yarn 1's `--cwd DIR` run the
+        // scripts of the package at DIR, which outside the roots is not the project's (the
+        // real pnpm 10 ran `--dir /elsewhere build`'s script). pnpm's `-C` asks below.
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let dir = match base {
+                "pnpm" => name.len() >= 2 && "dir".starts_with(name),
+                "yarn" => name == "cwd",
+                _ => false,
+            };
+            if dir {
+                if let Some(d) = value.map(Word::lit).or_else(|| args.get(i + 1).cloned()) {
+                    out.code_at(&d, "runs the scripts of the package at");
+                }
+            }
+        }
         // The shorthands of those settings: `-C` (`--prefix`), `-g` (`--global`), `-c`
         // (`--call`). nopt splits a cluster of letters (`-sC DIR` is `-s -C DIR`) and takes a
         // shorthand written as a long option too (`--C=DIR`): the real npm ran DIR's scripts.
