@@ -6272,3 +6272,45 @@ fn wait_p_evaluates_the_name_it_assigns() {
         ],
     );
 }
+
+/// Round 10. `go install` writes the program it builds into `$GOBIN`, by default `~/go/bin`,
+/// a directory of the operator's PATH outside the roots: the real go 1.19 wrote
+/// `$GOPATH/bin/hello` for a module of the test's. `cargo install` asked since round 6 for the
+/// same reason (`~/.cargo/bin`); `go install` was allowed (default profile).
+#[test]
+fn go_install_writes_the_operators_bin_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(d.join("m")).unwrap();
+    std::fs::write(d.join("m/go.mod"), "module example.org/hello\n\ngo 1.19\n").unwrap();
+    std::fs::write(d.join("m/main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    let out = std::process::Command::new("go")
+        .args(["install", "."])
+        .current_dir(d.join("m"))
+        .env("GOPATH", d.join("gp"))
+        .env("GOCACHE", d.join("cache"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "")
+        .output()
+        .expect("go is needed for this test: run scripts/test-deps.sh");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        d.join("gp/bin/hello").exists(),
+        "go install wrote no program"
+    );
+    let f = default_profile();
+    f.never_allowed(&[
+        "go install .",
+        "go install ./cmd/x",
+        "go install -v x@latest",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "go build ./...",
+            "go test ./...",
+            "go vet ./...",
+            "go run .",
+        ],
+    );
+}

@@ -1286,6 +1286,12 @@ pub(super) fn go(args: &[Word], out: &mut Examined) {
     const ELSEWHERE: &[&str] = &["C", "modfile", "overlay"];
     const VALUED: &[&str] = &["exec", "toolexec", "vettool", "ldflags"];
     let sub = args.first().filter(|w| w.literal).map(|w| w.text.as_str());
+    // Round 10: `go install` writes the programs it builds into `$GOBIN`, by default
+    // `~/go/bin` (on the operator's PATH), as `cargo install` writes `~/.cargo/bin` (the real
+    // go 1.19 wrote `$GOPATH/bin/NAME`).
+    if sub == Some("install") {
+        out.write(&Word::lit("~/go/bin"));
+    }
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
