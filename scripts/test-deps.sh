@@ -53,6 +53,9 @@ npm_packages=(
   @modelcontextprotocol/server-everything@2026.8.31
   # the official TypeScript SDK's client, driving the wrapper (crates/cli/tests/mcp_sdk/)
   @modelcontextprotocol/sdk@1.32.2
+  # redteam (issue 21, round 10): pnpm runs a word that is none of its commands as a program
+  # (crates/tools/tests/bypass.rs checks it with the real one)
+  pnpm@10.34.9
 )
 pip_packages=(
   # MCP servers and clients (issue 27)
@@ -97,9 +100,10 @@ command -v unzip >/dev/null || {
 # where installed).
 # Round 9: tests/tests/escape.rs runs the real `inotifywait -r` in the workspace (a watcher
 # the Landlock backend's inotify supervisor must keep working).
+# Round 10: crates/tools/tests/bypass.rs runs the real tcpdump (`-z CMD` on a rotated capture).
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
   capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
-  strace:strace fakeroot:fakeroot inotifywait:inotify-tools; do
+  strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }

@@ -4057,8 +4057,8 @@ fn wget_runs_its_askpass_and_writes_its_logs() {
 /// Round 7. gpg starts the program `--agent-program` names when no agent runs (the real GnuPG
 /// 2.2 ran it for `-d`, also spelled `--agent-prog=`), and `--dirmngr-program`,
 /// `--photo-viewer` and `--exec-path` name programs it runs; `--options FILE` and `--homedir
-/// DIR` read a `gpg.conf` that can name them. `--logger-file`, `--status-file` and
-/// `--attribute-file` write their file.
+/// DIR` read a `gpg.conf` that can name them (outside the roots; inside them too since round
+/// 10, below). `--logger-file`, `--status-file` and `--attribute-file` write their file.
 #[test]
 fn gpg_runs_the_programs_its_options_name() {
     let f = allow_all();
@@ -4081,7 +4081,6 @@ fn gpg_runs_the_programs_its_options_name() {
             "gpg -d f",
             "gpg --batch --yes -o x.gpg -c f",
             "gpg --verify f.sig f",
-            "gpg --homedir keys --list-keys",
         ],
     );
     let dir = tempfile::tempdir().unwrap();
@@ -5745,5 +5744,573 @@ fn a_program_under_another_name_meets_the_rule_on_that_name() {
     f.all(
         Action::Allow,
         &["telinit q", "systemctl status", "mke2fs_wrapper x"],
+    );
+}
+
+/// Round 10. `cargo vendor DIR` empties DIR (unless `--no-delete`) before it writes the crates'
+/// sources under it: the real cargo 1.95 emptied the directory it was given (`keep/x` was
+/// gone; `cargo vendor .git` took a repository's `HEAD`, `config` and `objects`, `cargo vendor
+/// src` would take the project's code). Rounds 8 and 9 left it as writing only directories of
+/// crate sources; the default profile allowed it. A crate's files are names the line does not
+/// show, so it asks whatever the rules say.
+#[test]
+fn cargo_vendor_empties_its_directory_and_writes_names_the_line_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::create_dir_all(d.join("keep")).unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"v\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(d.join("keep/x"), "x").unwrap();
+    let out = std::process::Command::new("cargo")
+        .args(["vendor", "--offline", "keep"])
+        .current_dir(d)
+        .output()
+        .expect("cargo is needed for this test");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        d.join("keep").is_dir() && !d.join("keep/x").exists(),
+        "cargo vendor kept what its directory held"
+    );
+    let f = default_profile();
+    f.never_allowed(&[
+        "cargo vendor",
+        "cargo vendor .git",
+        "cargo vendor src",
+        "cargo vendor --versioned-dirs third_party",
+        "cargo vendor -s sub/Cargo.toml out",
+        "cargo vendor --no-delete vendor",
+        "cargo --locked vendor vendor",
+        "cargo vendor /tmp/out",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cargo build",
+            "cargo test -p x",
+            "cargo vendor --help",
+            "cargo tree",
+        ],
+    );
+}
+
+/// Round 10. tcpdump runs `-z CMD FILE` on each file it closes when `-C`/`-G` rotate its `-w`
+/// output: the real tcpdump 4.99 ran the script `-z` named on the pieces of a capture it read
+/// back with `-r` (no capture privileges needed). It was allowed (default profile). `-w FILE`
+/// is a write; with `-G` FILE is a time format, not the name written.
+#[test]
+fn tcpdump_runs_its_rotation_command() {
+    assert!(
+        on_path("tcpdump"),
+        "tcpdump is needed for this test: run scripts/test-deps.sh"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 40 Ethernet frames of 60 kB: more than one piece of `-C 1` (1,000,000 bytes).
+    let mut pcap = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        pcap.extend(v.to_le_bytes());
+    }
+    let frame = vec![0u8; 60_015];
+    for i in 0..40u32 {
+        for v in [1000 + i, 0, 60_015, 60_015] {
+            pcap.extend(v.to_le_bytes());
+        }
+        pcap.extend(&frame);
+    }
+    std::fs::write(d.join("in.pcap"), pcap).unwrap();
+    std::fs::write(d.join("z"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(
+        d.join("z"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // `-Z root`: as root tcpdump would switch to its own user, who cannot write here. The
+    // command runs in a child tcpdump does not wait for.
+    bash_creates_pwned(d, "tcpdump -r in.pcap -w out -C 1 -Z root -z ./z", &[]);
+    let ran = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        d.join("pwned").exists()
+    });
+    assert!(ran, "tcpdump did not run its -z command");
+    let f = default_profile();
+    f.never_allowed(&[
+        "tcpdump -r in.pcap -w out -C 1 -z ./z",
+        "tcpdump -i lo -w out -G 60 -z gzip",
+        "tcpdump -w out -C1 -zgzip",
+        "tcpdump -r in.pcap -w .git/hooks/pre-commit",
+        "tcpdump -r in.pcap -w .envrc",
+        "tcpdump -w 'x%H' -G 60",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "tcpdump -r in.pcap",
+            "tcpdump -nn -r in.pcap port 80",
+            "tcpdump -i lo -c 10 -w out.pcap",
+        ],
+    );
+}
+
+/// Round 10. APT runs the commands its configuration names (`APT::Update::Pre-Invoke`,
+/// `DPkg::Pre-Invoke`, `Dir::Bin::dpkg`, …), which `-o` and `-c FILE` set: the real apt-get 2.6
+/// ran `-o APT::Update::Pre-Invoke::=touch pwned` and a `-c` file's hook before `update` (its
+/// sources, lists and cache pointed into the test's directory: nothing is fetched or written
+/// elsewhere). apt and apt-get install, remove and update the system outside the roots and run
+/// the packages' maintainer scripts as root, as dpkg does (round 7): only the verbs that read,
+/// and the changing ones simulated, pass. All were allowed (default profile).
+#[test]
+fn apt_runs_what_its_options_configure_and_changes_the_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = &std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(d.join("lists/partial")).unwrap();
+    std::fs::create_dir_all(d.join("cache")).unwrap();
+    // Every directory absolute: a relative one is taken below the system's (`lists` is
+    // /var/lib/apt/lists, which an update with no sources empties). The system's own hooks
+    // (apt.conf.d's `Post-Invoke`) are cleared by a `-c` file.
+    let a = d.display();
+    let clear = "#clear APT::Update::Post-Invoke-Success;\n#clear APT::Update::Post-Invoke;\n";
+    std::fs::write(d.join("clear.conf"), clear).unwrap();
+    let here = format!("-c {a}/clear.conf -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts={a}/none -o Dir::State::Lists={a}/lists -o Dir::Cache={a}/cache");
+    assert!(
+        bash_creates_pwned(
+            d,
+            &format!("apt-get {here} -o 'APT::Update::Pre-Invoke::=touch {a}/pwned' update"),
+            &[]
+        ),
+        "apt-get did not run its Pre-Invoke hook"
+    );
+    std::fs::write(
+        d.join("apt.conf"),
+        format!("APT::Update::Pre-Invoke {{ \"touch {a}/pwned\"; }};\n"),
+    )
+    .unwrap();
+    assert!(
+        bash_creates_pwned(d, &format!("apt-get {here} -c apt.conf update"), &[]),
+        "apt-get did not run the hook of its -c file"
+    );
+    let f = default_profile();
+    f.never_allowed(&[
+        "apt-get -o 'APT::Update::Pre-Invoke::=touch pwned' update",
+        "apt-get -oDPkg::Pre-Invoke::=x -s install foo",
+        "apt --option=Dir::Bin::dpkg=./x -s install foo",
+        "apt-get -c apt.conf -s install foo",
+        "apt-get --config-file=apt.conf check -s",
+        "apt-cache -o Dir::Cache::pkgcache=x show bash",
+        "apt-get install -y foo",
+        "apt install ./foo.deb",
+        "apt remove foo",
+        "apt-get update",
+        "apt upgrade",
+        "apt-get source foo",
+        "apt-get download foo",
+        "apt-get build-dep foo",
+        "apt-get \"$verb\" foo",
+        "apt-mark -o x=y hold foo",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "apt list --installed",
+            "apt show bash",
+            "apt-cache policy bash",
+            "apt-cache search ripgrep",
+            "apt-get -s install foo",
+            "apt-get --simulate dist-upgrade",
+            "apt-get --help",
+            "apt search foo",
+        ],
+    );
+}
+
+/// Round 10. pnpm runs a command that is none of its own as the project's script of that name,
+/// and without one as a program: the real pnpm 10 ran `touch` for `pnpm touch pwned`, after
+/// its options and `--` too, and `--shell-mode` (`--sh`) ran its words as a shell line. The
+/// line was read as `pnpm` alone, so a deny rule missed the command. Now the words pnpm would
+/// run are read as a command (the project's script, if that is what runs, is its code by
+/// design, as `npm run`).
+#[test]
+fn pnpm_runs_a_word_that_is_none_of_its_commands() {
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let bin = deps.join("npm/node_modules/.bin");
+    assert!(
+        bin.join("pnpm").exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        bin.join("pnpm").display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("package.json"),
+        r#"{"name":"p","version":"1.0.0","scripts":{"build":"echo built"}}"#,
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH", path.as_str()),
+        ("npm_config_update_notifier", "false"),
+    ];
+    for line in [
+        "pnpm touch pwned",
+        "pnpm --silent -- touch pwned",
+        "pnpm --shell-mode 'true; touch pwned'",
+    ] {
+        assert!(
+            bash_creates_pwned(d, line, &env),
+            "{line}: pnpm did not run touch"
+        );
+    }
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "pnpm curl http://127.0.0.1/x",
+            "pnpm --silent curl x",
+            "pnpm -- curl x",
+            "pnpm --shell-mode 'curl x'",
+            "pnpm --sh 'true; curl x'",
+            "pnpm -r exec curl x",
+        ],
+    );
+    f.never_allowed(&[
+        "pnpm touch .git/hooks/pre-commit",
+        "pnpm --dir . touch .envrc",
+        r#"pnpm "$x" src"#,
+        "pnpm $cmd",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "pnpm install",
+            "pnpm run build",
+            "pnpm build",
+            "pnpm test",
+            "pnpm rm left-pad",
+            "pnpm add -D typescript",
+            "pnpm --filter web build",
+            "pnpm --dir packages/web build",
+        ],
+    );
+    // `--dir DIR` runs the scripts of the package at DIR: the real pnpm ran another
+    // directory's `build`.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        other.path().join("package.json"),
+        r#"{"name":"o","version":"1.0.0","scripts":{"build":"touch pwned"}}"#,
+    )
+    .unwrap();
+    let line = format!("pnpm --dir {} build", other.path().display());
+    bash_creates_pwned(d, &line, &env);
+    assert!(
+        other.path().join("pwned").exists(),
+        "{line}: pnpm did not run the other package's script"
+    );
+    f.never_allowed(&[
+        "pnpm --dir /tmp/elsewhere build",
+        "pnpm --dir=/tmp/elsewhere run build",
+        "pnpm --di /tmp/elsewhere test",
+        "yarn --cwd /tmp/elsewhere build",
+    ]);
+}
+
+/// Round 10. gpg reads `gpg.conf` from `--homedir DIR` (and `--options FILE`), and the file
+/// can name the programs gpg starts: the real GnuPG 2.2 ran the `agent-program` of
+/// `h/gpg.conf` for `gpg --homedir h -c f`. Round 7 asked only for a DIR outside the roots;
+/// inside them the line (or an earlier one) can write the file, as this line does.
+#[test]
+fn gpg_reads_a_configuration_the_run_can_write_from_its_homedir() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(d.join("agent"), "#!/bin/sh\ntouch pwned\nexit 1\n").unwrap();
+    std::fs::write(d.join("f"), "x").unwrap();
+    let line = format!(
+        "chmod +x agent && mkdir -m 700 h && echo 'agent-program {}/agent' > h/gpg.conf && timeout 30 gpg --batch --homedir h --pinentry-mode loopback --passphrase x -o f.gpg -c f",
+        d.display()
+    );
+    assert!(
+        bash_creates_pwned(&d, &line, &[]),
+        "gpg did not run the agent-program of its homedir's gpg.conf"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "mkdir -m 700 h && echo 'agent-program ./agent' > h/gpg.conf && gpg --homedir h -c f",
+        "gpg --homedir keys --list-keys",
+        "gpg --home=keys -d f.gpg",
+        "gpg --options keys/gpg.conf -d f.gpg",
+    ]);
+    f.all(Action::Allow, &["gpg -d f.gpg", "gpg --list-keys"]);
+}
+
+/// Round 10. `git fetch-pack` and `git send-pack`, the plumbing under `fetch` and `push`, run
+/// the program their `--upload-pack`, `--receive-pack` or `--exec` names, through the shell:
+/// the real git 2.47 ran each. `git fetch --upload-pack` asked since round 5; the plumbing was
+/// allowed (default profile).
+#[test]
+fn git_fetch_pack_and_send_pack_run_the_program_they_are_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&d)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    git(&["init", "-q", "a"]);
+    git(&[
+        "-C",
+        "a",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    ]);
+    git(&["init", "-q", "b"]);
+    let pwned = d.join("pwned");
+    for line in [
+        "cd b && git fetch-pack --upload-pack='touch ../pwned; git-upload-pack' ../a",
+        "cd b && git fetch-pack --exec='touch ../pwned; git-upload-pack' ../a",
+        "cd b && git send-pack --receive-pack='touch ../pwned; git-receive-pack' ../a",
+        "cd b && git send-pack --exec='touch ../pwned; git-receive-pack' ../a",
+    ] {
+        let _ = std::fs::remove_file(&pwned);
+        bash_creates_pwned(&d, line, &[]);
+        assert!(pwned.exists(), "{line}: git did not run the program");
+    }
+    let f = default_profile();
+    f.never_allowed(&[
+        "git fetch-pack --upload-pack='touch x' ../a",
+        "git fetch-pack --exec=x ../a",
+        "git send-pack --receive-pack='touch x' ../a main",
+        "git send-pack --rec='touch x' ../a main",
+        "git send-pack --exec x ../a main",
+    ]);
+    f.all(
+        Action::Allow,
+        &["git fetch-pack ../a", "git send-pack --dry-run ../a main"],
+    );
+}
+
+/// Round 10. perl, ruby and node given no script (or `-`) run the program they read from their
+/// input: the real perl 5.36, ruby 3.1 and node 20 each ran the `touch` they read. python did
+/// since round 6 and `perl -e` since round 5; these were allowed (default profile, and past a
+/// deny rule on what they run).
+#[test]
+fn interpreters_that_read_their_program_from_the_input_run_code_the_line_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for line in [
+        "echo 'system \"touch pwned\"' | perl",
+        "echo 'system \"touch pwned\"' | perl -",
+        "echo 'system \"touch pwned\"' | ruby",
+        "echo 'require(\"fs\").writeFileSync(\"pwned\", \"\")' | node",
+    ] {
+        assert!(bash_creates_pwned(d, line, &[]), "{line}: ran nothing");
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "echo 'system \"rm -rf src\"' | perl",
+        "perl < x.pl",
+        "perl -n < x.pl",
+        "perl -w -",
+        "cat x.rb | ruby",
+        "ruby -w",
+        "cat x.js | node",
+        "node - < x.js",
+        "node -i < x.js",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "perl x.pl",
+            "perl -w x.pl arg",
+            "perl -v",
+            "ruby x.rb",
+            "ruby --version",
+            "node x.js",
+            "node --test",
+            "node --version",
+        ],
+    );
+}
+
+/// Round 10. R's and Tcl's interpreters run the code on their line and the program they read
+/// from their input, as python (`-c`, the input) and perl (`-e`) do: the real Rscript 4.2 ran
+/// `Rscript -e 'system(…)'` and the `system()` it read with `Rscript -`, R 4.2 ran `R -e` and
+/// what `R --no-save` read from its input, and R through the program `-d` names, and tclsh
+/// 8.6 the `exec` it read. All were allowed (default profile, and past a deny rule on what
+/// they run).
+#[test]
+fn r_and_tcl_run_the_code_on_their_line_or_from_their_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("dbg"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(
+        d.join("dbg"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    for line in [
+        "timeout 60 R -d ./dbg --no-save < /dev/null",
+        "timeout 60 Rscript -e 'system(\"touch pwned\")'",
+        "echo 'system(\"touch pwned\")' | timeout 60 Rscript -",
+        "timeout 60 R --no-save -q -e 'system(\"touch pwned\")'",
+        "echo 'system(\"touch pwned\")' | timeout 60 R --no-save -q",
+        "echo 'exec touch pwned' | tclsh",
+    ] {
+        assert!(bash_creates_pwned(d, line, &[]), "{line}: ran nothing");
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "Rscript -e 'system(\"rm -rf src\")'",
+        "Rscript -",
+        "cat x.R | Rscript -",
+        "R -e 'system(\"rm -rf src\")'",
+        "R --no-save < x.R",
+        "R --vanilla -q x.R < y",
+        "R -d gdb",
+        "R --debugger=valgrind -f x.R",
+        "echo 'exec rm -rf src' | tclsh",
+        "tclsh8.6 < x.tcl",
+        "wish < x.tcl",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "Rscript x.R",
+            "Rscript --vanilla x.R arg",
+            "R -q -f x.R",
+            "R --no-save --file=x.R",
+            "R CMD BATCH x.R",
+            "R --version",
+            "tclsh x.tcl",
+            "tclsh8.6 x.tcl arg",
+        ],
+    );
+}
+
+/// Round 10, a false ask. `python -m pytest ARGS` asked under the default profile (`-m` runs a
+/// module, and no rule named it), though its arguments are judged as `pytest ARGS` (round 5)
+/// and `pytest` is allowed. python looks for the module in the working directory first (the
+/// real python 3.11 ran a `pytest.py` there): code at `.`, the project's inside the roots, as
+/// `python x.py` is. After a `cd`, or with any other module, it still asks.
+#[test]
+fn python_m_pytest_is_pytest_or_the_working_directorys_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("pytest.py"), "open('pwned', 'w')\n").unwrap();
+    assert!(
+        bash_creates_pwned(d, "python3 -m pytest -q", &[]),
+        "python did not run the directory's pytest module"
+    );
+    let f = default_profile();
+    f.all(
+        Action::Allow,
+        &[
+            "python3 -m pytest -q",
+            "python -m pytest tests -x",
+            "python3.12 -Bm pytest",
+            "python3 -m py.test -k x",
+        ],
+    );
+    f.never_allowed(&[
+        "cd /tmp && python3 -m pytest",
+        "cd sub && python3 -m pytest",
+        "python3 -m pytest -p evil",
+        "python3 -m pytest /tmp/evil",
+        "python3 -m pip install x",
+        "python3 -m http.server",
+        "python3 -c 'import os' -m pytest",
+    ]);
+}
+
+/// Round 10. `wait -p NAME` assigns the waited job's id to NAME, and bash evaluates a subscript
+/// in NAME as it does for `read NAME` and `printf -v NAME` (round 7): the real bash 5.2 ran the
+/// `$(…)` of `wait -n -p 'a[$(…)]'`. It was a documented blind spot, and allowed (allow-all,
+/// past a deny rule on the command inside).
+#[test]
+fn wait_p_evaluates_the_name_it_assigns() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        bash_creates_pwned(dir.path(), "sleep 0 & wait -n -p 'a[$(touch pwned)]'", &[]),
+        "bash did not evaluate wait -p's subscript"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "sleep 0 & wait -n -p 'a[$(rm -rf src)]'",
+        "wait -p 'a[$(rm src)]'",
+        "wait -np 'a[$(rm src)]' %1",
+        "wait -p \"$n\"",
+        "wait -p PATH",
+        "wait $pid",
+        "wait \"$f\" \"$g\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "sleep 1 & wait",
+            "wait -n",
+            "sleep 0 & wait -p pid; echo \"$pid\"",
+            "wait %1",
+            "wait \"$pid\"",
+        ],
+    );
+}
+
+/// Round 10. `go install` writes the program it builds into `$GOBIN`, by default `~/go/bin`,
+/// a directory of the operator's PATH outside the roots: the real go 1.19 wrote
+/// `$GOPATH/bin/hello` for a module of the test's. `cargo install` asked since round 6 for the
+/// same reason (`~/.cargo/bin`); `go install` was allowed (default profile).
+#[test]
+fn go_install_writes_the_operators_bin_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(d.join("m")).unwrap();
+    std::fs::write(d.join("m/go.mod"), "module example.org/hello\n\ngo 1.19\n").unwrap();
+    std::fs::write(d.join("m/main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    let out = std::process::Command::new("go")
+        .args(["install", "."])
+        .current_dir(d.join("m"))
+        .env("GOPATH", d.join("gp"))
+        .env("GOCACHE", d.join("cache"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "")
+        .output()
+        .expect("go is needed for this test: run scripts/test-deps.sh");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        d.join("gp/bin/hello").exists(),
+        "go install wrote no program"
+    );
+    let f = default_profile();
+    f.never_allowed(&[
+        "go install .",
+        "go install ./cmd/x",
+        "go install -v x@latest",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "go build ./...",
+            "go test ./...",
+            "go vet ./...",
+            "go run .",
+        ],
     );
 }

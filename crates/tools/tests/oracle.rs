@@ -333,6 +333,39 @@ fn the_review_classes_are_not_allowed_and_bash_confirms_why() {
     assert!(wrong.is_empty(), "allowed:\n{}", wrong.join("\n"));
 }
 
+/// Round 10's classes, each run under bash: bash must do something the rules object to (the
+/// oracle sees the class), and cordon must not allow the line even under rules that allow
+/// everything but `rm` and `curl`: `wait -p` evaluates its name's subscript, perl runs the
+/// program it reads from its input, gpg the
+/// `agent-program` of the `gpg.conf` the line writes into its `--homedir` (stopped after a
+/// second: it waits for the agent), apt-get the hook `-o` sets (every APT directory in the
+/// workspace, the system's own hooks cleared by a `-c` file).
+#[test]
+fn round_ten_classes_are_not_allowed_and_bash_confirms_why() {
+    oracle::require_tools();
+    let sandbox = oracle::Sandbox::new();
+    let judge = Judge::with_rules(&sandbox.ws, ALLOW_ALL_BUT_RM);
+    let lines = [
+        "echo 'system q(rm src)' | perl",
+        "echo 'exec qw(rm src)' | perl -",
+        "true & wait -n -p 'a[$(rm src)]'",
+        "mkdir -m 700 g && echo \"agent-program $PWD/../bin/rm\" > g/gpg.conf && timeout 1 gpg --homedir g --batch --pinentry-mode loopback --passphrase x -o x.gpg -c x",
+        "mkdir -p l/partial c && printf '#clear APT::Update::Post-Invoke-Success;\\n' > k && apt-get -c \"$PWD/k\" -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=\"$PWD/n\" -o Dir::State::Lists=\"$PWD/l\" -o Dir::Cache=\"$PWD/c\" -o 'APT::Update::Pre-Invoke::=rm src' update",
+    ];
+    let mut wrong = Vec::new();
+    for line in lines {
+        let v = violations(&judge, &sandbox, line);
+        assert!(
+            !v.is_empty(),
+            "bash did nothing the rules object to for {line:?}: the oracle cannot see it"
+        );
+        if judge.line(line).decision.action == Action::Allow {
+            wrong.push(format!("{line:?}: {}", v.join("; ")));
+        }
+    }
+    assert!(wrong.is_empty(), "allowed:\n{}", wrong.join("\n"));
+}
+
 /// Read-only lines a careful operator allows (issue 22's false positives): allowed, and bash
 /// confirms they do only what the rules allow.
 #[test]
@@ -657,6 +690,11 @@ const BODY: &[&str] = &[
     "xargs -a e",
     "find . -exec sh -c 'rm src' \\;",
     "printf -v x '%s' rm; $x src",
+    // Round 10: a program read from the input.
+    "echo 'system q(rm src)' | perl",
+    "perl - < e",
+    // Round 10: `wait -p` evaluates its name's subscript.
+    "true & wait -n -p \"$x\"",
 ];
 
 /// How the setup and the body are put together.

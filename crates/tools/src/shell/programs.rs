@@ -359,7 +359,7 @@ pub(super) fn parse(args: &[Word], spec: &Spec, permute: bool) -> Parsed {
 fn family(base: &str) -> &str {
     let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match trimmed {
-        "python" | "pypy" | "perl" | "ruby" | "node" => trimmed,
+        "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" => trimmed,
         _ => base,
     }
 }
@@ -415,6 +415,15 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
             if matches!(b, "python" | "pypy") {
                 if let Some((module, rest)) = python_module(args) {
                     if matches!(module, "pytest" | "py.test") {
+                        // Round 10: `-m pytest` runs pytest as `pytest` does, or a `pytest`
+                        // module of the working directory (python looks there first): code
+                        // at `.`, the project's inside the roots (a false ask under the
+                        // default profile before: `-m` asked unless a rule named it).
+                        out.effects.retain(|e| e.option != "-m");
+                        out.code_at(
+                            &Word::lit("."),
+                            "runs pytest, or the `pytest` module of the working directory,",
+                        );
                         let inner = examine("pytest", rest);
                         out.effects.extend(inner.effects);
                         out.writes.extend(inner.writes);

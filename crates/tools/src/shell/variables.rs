@@ -471,6 +471,13 @@ pub(super) fn assigned_by_name(
                 short_arg: "v",
                 ..Spec::default()
             },
+            // Round 10: `wait -p NAME` assigns the waited job's id to NAME, evaluating its
+            // subscript (the real bash 5.2 ran `wait -n -p 'a[$(cmd)]'`'s `cmd`).
+            "wait" => Spec {
+                short_arg: "p",
+                short_flag: "fn",
+                ..Spec::default()
+            },
             _ => Spec {
                 short_arg: "CcdnOsu",
                 short_flag: "t",
@@ -479,6 +486,15 @@ pub(super) fn assigned_by_name(
         };
         let (opts, start) = match scan(args, &spec) {
             Ok(r) => r,
+            // `wait "$pid"`: one word, the last, is a job or a flag (a `-p` would have no name
+            // after it): nothing is assigned.
+            Err(Stop::Dynamic(_))
+                if base == "wait"
+                    && args.last().is_some_and(|w| w.single && !w.literal)
+                    && args.iter().filter(|w| !w.literal).count() == 1 =>
+            {
+                return
+            }
             // `printf "$f" HOME x`, `read "$name"`: the word may be `-v`, and any word the
             // name, with a subscript that runs code.
             Err(Stop::Dynamic(_)) => {
@@ -496,6 +512,7 @@ pub(super) fn assigned_by_name(
         match base {
             "read" => named.chain(operands).cloned().collect(),
             "printf" => named.cloned().collect(),
+            "wait" => arg_of(&opts, &["-p"]).into_iter().cloned().collect(),
             _ => operands.first().into_iter().cloned().collect(),
         }
     };

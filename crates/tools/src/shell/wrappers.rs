@@ -348,7 +348,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             declaration(base, args, whole, inherited, &mut out)
         }
         "set" => set(args, whole, &mut out),
-        "read" | "printf" | "getopts" => assigned_by_name(base, args, whole, inherited, &mut out),
+        "read" | "printf" | "getopts" | "wait" => {
+            assigned_by_name(base, args, whole, inherited, &mut out)
+        }
         "eval" => {
             out.opaque(whole.to_string());
             if !args.is_empty() && args.iter().all(|w| w.literal) {
@@ -590,6 +592,9 @@ fn package_runner(args: &[Word], out: &mut Findings) {
 /// 11 gave `ls -la` no `-la`): the words after the verb are read as the command whatever they
 /// are, for the deny rules, and the program table's concern still asks for these verbs.
 fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
+    if base == "pnpm" {
+        pnpm_fallback(args, out);
+    }
     let Some(verb) = args.first().filter(|w| w.literal) else {
         return;
     };
@@ -622,6 +627,185 @@ fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
             out.argv(rest.get(i..).unwrap_or(&[]));
         }
         _ => {}
+    }
+}
+
+/// pnpm's own commands (pnpm 10.34: the `commandNames` of its commands, and those it passes
+/// to npm); `t`, `tst` and `stop` are not among them.
+const PNPM_COMMANDS: &[&str] = &[
+    "add",
+    "approve-builds",
+    "audit",
+    "bin",
+    "c",
+    "cache",
+    "cat-file",
+    "cat-index",
+    "ci",
+    "clean-install",
+    "completion",
+    "config",
+    "create",
+    "dedupe",
+    "deploy",
+    "dislink",
+    "dlx",
+    "doctor",
+    "env",
+    "exec",
+    "fetch",
+    "find-hash",
+    "get",
+    "help",
+    "i",
+    "ic",
+    "ignored-builds",
+    "import",
+    "init",
+    "install",
+    "install-clean",
+    "install-test",
+    "it",
+    "la",
+    "licenses",
+    "link",
+    "list",
+    "ll",
+    "ln",
+    "ls",
+    "m",
+    "multi",
+    "outdated",
+    "pack",
+    "patch",
+    "patch-commit",
+    "patch-remove",
+    "prune",
+    "publish",
+    "rb",
+    "rebuild",
+    "recursive",
+    "remove",
+    "restart",
+    "rm",
+    "root",
+    "run",
+    "run-script",
+    "self-update",
+    "server",
+    "set",
+    "setup",
+    "start",
+    "store",
+    "test",
+    "un",
+    "uni",
+    "uninstall",
+    "unlink",
+    "up",
+    "update",
+    "upgrade",
+    "why",
+    // Passed to npm.
+    "access",
+    "adduser",
+    "bugs",
+    "deprecate",
+    "dist-tag",
+    "docs",
+    "edit",
+    "find",
+    "home",
+    "info",
+    "issues",
+    "login",
+    "logout",
+    "owner",
+    "ping",
+    "prefix",
+    "profile",
+    "pkg",
+    "repo",
+    "s",
+    "se",
+    "search",
+    "set-script",
+    "show",
+    "star",
+    "stars",
+    "team",
+    "token",
+    "unpublish",
+    "unstar",
+    "v",
+    "version",
+    "view",
+    "whoami",
+    "xmas",
+];
+
+/// Round 10: `pnpm WORD ARGS…` where WORD is none of pnpm's commands runs the project's script
+/// WORD, and without one runs WORD as a program (the real pnpm 10 ran `touch` for `pnpm touch
+/// pwned`): the words from the first that does not start with `-` (after one `--`) are the
+/// command pnpm runs, as its fallback takes them, and are read as one for the rules (a
+/// script of the project's runs its code by design, as `npm run`). An option before it may
+/// take that word as its value (`--dir . touch x`), so the next word is looked at too.
+/// `--shell-mode` (nopt takes an abbreviation) runs the words as a shell line.
+fn pnpm_fallback(args: &[Word], out: &mut Findings) {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            return out.stop(Stop::Dynamic(w.text.clone()));
+        }
+        if !w.text.starts_with('-') || w.text == "--" {
+            break;
+        }
+        i += 1;
+    }
+    let options = &args[..i];
+    if args.get(i).is_some_and(|w| w.text == "--") {
+        i += 1;
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    let Some(first) = rest.first() else {
+        return;
+    };
+    if !first.literal {
+        return out.stop(Stop::Dynamic(first.text.clone()));
+    }
+    let after = rest[1..]
+        .iter()
+        .find(|w| !(w.literal && w.text.starts_with('-')));
+    let names = std::iter::once(first).chain(after.filter(|_| !options.is_empty()));
+    let mut fallback = false;
+    for w in names {
+        if !w.literal {
+            return out.stop(Stop::Dynamic(w.text.clone()));
+        }
+        fallback |= !PNPM_COMMANDS.contains(&w.text.as_str());
+    }
+    if !fallback {
+        return;
+    }
+    let shell_mode = options.iter().any(|o| {
+        o.text
+            .strip_prefix("--")
+            .map(|n| n.split_once('=').map_or(n, |(n, _)| n))
+            .is_some_and(|n| !n.is_empty() && "shell-mode".starts_with(n))
+    });
+    if shell_mode {
+        out.line(&Word {
+            text: rest
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            raw: join_raw(rest),
+            literal: rest.iter().all(|w| w.literal),
+            single: true,
+        });
+    } else {
+        out.argv(rest);
     }
 }
 

@@ -1045,6 +1045,23 @@ const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
         options: &[("--receive-pack", Does::Runs), ("--exec", Does::Runs)],
         runs: false,
     },
+    // Round 10: the plumbing under `fetch` and `push` takes the same programs to run (the
+    // real git 2.47's `fetch-pack --upload-pack=CMD` and `--exec=CMD`, `send-pack
+    // --receive-pack=CMD` and `--exec=CMD` each ran CMD through the shell).
+    GitSubcommand {
+        names: &["fetch-pack", "send-pack"],
+        spec: Spec {
+            long_arg: &["upload-pack", "receive-pack", "exec"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[
+            ("--upload-pack", Does::Runs),
+            ("--receive-pack", Does::Runs),
+            ("--exec", Does::Runs),
+        ],
+        runs: false,
+    },
     GitSubcommand {
         names: &["fetch", "pull", "clone", "ls-remote", "submodule"],
         spec: Spec {

@@ -205,6 +205,89 @@ pub(super) fn in_place(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// perl and ruby: in-place edits ([`in_place`]), and the program read from the input.
+pub(super) fn perl_ruby(p: &Parsed, out: &mut Examined) {
+    in_place(p, out);
+    program_from_input(
+        p,
+        &["-e", "-E", "-v", "-V", "-h", "--version", "--help"],
+        out,
+    );
+}
+
+/// node (also deno and bun, which share its table): the program read from the input.
+pub(super) fn node_input(p: &Parsed, out: &mut Examined) {
+    program_from_input(
+        p,
+        &[
+            "-e",
+            "--eval",
+            "-p",
+            "--print",
+            "-c",
+            "--check",
+            "--test",
+            "-v",
+            "--version",
+            "-h",
+            "--help",
+            "--v8-options",
+        ],
+        out,
+    );
+}
+
+/// Rscript: `-e EXPR` is judged by the table; with neither one nor a script file (or with
+/// `-`) it runs the program it reads from its input (the real Rscript 4.2 did).
+pub(super) fn rscript_input(p: &Parsed, out: &mut Examined) {
+    program_from_input(p, &["-e", "--version", "--help"], out);
+}
+
+/// R reads its program from the input unless `-f FILE`/`--file` or `-e EXPR` give it (R takes
+/// no script operand: `R x.R` reads the input too), `R CMD TOOL` runs a tool, or it only
+/// reports (the real R 4.2 ran the `system()` it read from its input).
+pub(super) fn r_input(p: &Parsed, out: &mut Examined) {
+    let tool = p
+        .operands
+        .first()
+        .is_some_and(|w| w.literal && w.text == "CMD");
+    if tool || p.has(&["-f", "--file", "-e", "--version", "--help", "-h"]) {
+        return;
+    }
+    out.effect(
+        EffectKind::Runs,
+        "-",
+        "R runs the program it reads from its input, which the line does not show".into(),
+    );
+}
+
+/// tclsh and wish given no script run the commands they read from their input (the real
+/// tclsh 8.6 ran the `exec` it read).
+pub(super) fn tcl_input(p: &Parsed, out: &mut Examined) {
+    program_from_input(p, &[], out);
+}
+
+/// Round 10: an interpreter given no script (or `-`) runs the program it reads from its input
+/// (`echo 'system "rm -rf src"' | perl`: the real perl 5.36, ruby 3.1 and node 20 each ran
+/// the `touch` they read), which the line does not show, as `python` does (round 6). `given`
+/// are the options that give the program (already judged) or only report.
+fn program_from_input(p: &Parsed, given: &[&str], out: &mut Examined) {
+    if p.has(given) {
+        return;
+    }
+    if p.operands
+        .first()
+        .is_none_or(|w| w.literal && w.text == "-")
+    {
+        out.effect(
+            EffectKind::Runs,
+            "-",
+            "the interpreter runs the program it reads from its input, which the line does not show"
+                .into(),
+        );
+    }
+}
+
 /// The backup an in-place edit keeps (GNU sed's and perl's `-iSUFFIX`): the file renamed to
 /// its name as written with SUFFIX appended, or, where SUFFIX has a `*`, to SUFFIX with each `*`
 /// replaced by that name (relative to the current directory: sed 4.9 renames `sub/f` to
@@ -886,7 +969,7 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
         "init-module",
     ];
     runs_what_it_is_given(base, args, out);
-    for w in args {
+    for (i, w) in args.iter().enumerate() {
         if w.literal && w.text == "--" {
             break;
         }
@@ -905,6 +988,24 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
             continue;
         }
         let t = w.text.as_str();
+        // Round 10: pnpm's `--dir DIR` (nopt takes `--di`) and yarn 1's `--cwd DIR` run the
+        // scripts of the package at DIR, which outside the roots is not the project's (the
+        // real pnpm 10 ran `--dir /elsewhere build`'s script). pnpm's `-C` asks below.
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let dir = match base {
+                "pnpm" => name.len() >= 2 && "dir".starts_with(name),
+                "yarn" => name == "cwd",
+                _ => false,
+            };
+            if dir {
+                if let Some(d) = value.map(Word::lit).or_else(|| args.get(i + 1).cloned()) {
+                    out.code_at(&d, "runs the scripts of the package at");
+                }
+            }
+        }
         // The shorthands of those settings: `-C` (`--prefix`), `-g` (`--global`), `-c`
         // (`--call`). nopt splits a cluster of letters (`-sC DIR` is `-s -C DIR`) and takes a
         // shorthand written as a long option too (`--C=DIR`): the real npm ran DIR's scripts.
@@ -1012,6 +1113,10 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
             out.write(&Word::lit("~/.cargo/credentials.toml"));
             continue;
         }
+        if t == "vendor" && Some(i - 1) == subcommand {
+            cargo_vendor(&args[i..], out);
+            continue;
+        }
         if t == "install" && Some(i - 1) == subcommand {
             let mut root = false;
             let mut j = i;
@@ -1105,6 +1210,59 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
     }
 }
 
+/// Round 10: `cargo vendor [DIR]` empties DIR (`vendor` by default) unless `--no-delete`, then
+/// writes each crate's sources under it: the real cargo 1.95's `cargo vendor .git` removed the
+/// repository's `config`, `HEAD` and `objects` and left a crate's directory there. The crates'
+/// files are names the line does not show (a crate may hold an `.envrc` or editor settings);
+/// DIR is judged as a write (outside the roots, or cordon's own files). The words after
+/// `vendor` are its options, the value of those that take one, and DIR.
+fn cargo_vendor(args: &[Word], out: &mut Examined) {
+    if args
+        .iter()
+        .any(|w| matches!(w.text.as_str(), "-h" | "--help"))
+    {
+        return;
+    }
+    let mut dir = None;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if w.literal && t == "--" {
+            dir = dir.or_else(|| args.get(i).cloned());
+            break;
+        }
+        if w.literal && t.starts_with('-') {
+            let takes = matches!(
+                t,
+                "-s" | "--sync"
+                    | "--manifest-path"
+                    | "--config"
+                    | "-Z"
+                    | "--color"
+                    | "--lockfile-path"
+                    | "-C"
+            );
+            i += usize::from(takes);
+            continue;
+        }
+        if dir.is_none() {
+            dir = Some(w.clone());
+        }
+    }
+    let dir = dir.unwrap_or_else(|| Word::lit("vendor"));
+    out.write(&dir);
+    let empties = if args.iter().any(|w| w.text == "--no-delete") {
+        ""
+    } else {
+        "removes what it held and "
+    };
+    out.unshown(format!(
+        "`cargo vendor` {empties}writes the crates' sources under `{}`",
+        dir.text
+    ));
+}
+
 /// go: `-exec PROG` (test, run) runs the binary through PROG, `-toolexec PROG` runs every tool
 /// of the build through it, `vet -vettool PROG` runs PROG, and `-ldflags` with `-extld` names
 /// the external linker: code the line does not show, so `go test -exec /tmp/x ./...` is not
@@ -1128,6 +1286,12 @@ pub(super) fn go(args: &[Word], out: &mut Examined) {
     const ELSEWHERE: &[&str] = &["C", "modfile", "overlay"];
     const VALUED: &[&str] = &["exec", "toolexec", "vettool", "ldflags"];
     let sub = args.first().filter(|w| w.literal).map(|w| w.text.as_str());
+    // Round 10: `go install` writes the programs it builds into `$GOBIN`, by default
+    // `~/go/bin` (on the operator's PATH), as `cargo install` writes `~/.cargo/bin` (the real
+    // go 1.19 wrote `$GOPATH/bin/NAME`).
+    if sub == Some("install") {
+        out.write(&Word::lit("~/go/bin"));
+    }
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
@@ -1938,14 +2102,6 @@ pub(super) fn uudecode(p: &Parsed, out: &mut Examined) {
 /// `gpg FILE.gpg` (and `--decrypt-files`) writes FILE, the name without its suffix, unless
 /// `-o` names the output or `-d` prints it.
 pub(super) fn gpg(p: &Parsed, out: &mut Examined) {
-    // A configuration (`gpg.conf` in `--homedir`, or `--options FILE`) can name the programs gpg
-    // starts (`agent-program`): code at that path, the project's inside the roots.
-    for w in p.args(&["--homedir", "--options"]) {
-        out.code_at(
-            w,
-            "reads a gpg configuration that can name programs gpg starts",
-        );
-    }
     // Round 9: `--use-embedded-filename` (gpg takes any unambiguous abbreviation, `--use-e`
     // with the real GnuPG 2.2) writes the name stored in the packet, `-d` or not.
     let embedded = p.option_words.iter().any(|o| {
@@ -2154,5 +2310,73 @@ pub(super) fn python_script(p: &Parsed, out: &mut Examined) {
             "-",
             "python runs the program it reads from its input, which the line does not show".into(),
         ),
+    }
+}
+
+/// tcpdump names the pieces of a rotated capture after `-w FILE`: with `-G` FILE is an
+/// strftime format (`%…` rendered when each piece opens), so a name with `%` is not the name
+/// written. (`-C` appends digits, which no name on the persistence surface ends in.)
+pub(super) fn tcpdump_files(p: &Parsed, out: &mut Examined) {
+    if let Some(file) = p.args(&["-w"]).find(|w| w.text.contains('%')) {
+        out.unshown(format!(
+            "tcpdump renders `-w {}` as a time format for each file it rotates to",
+            file.text
+        ));
+    }
+}
+
+/// `apt`/`apt-get VERB`: only the verbs that read the package lists pass, and the changing
+/// verbs only simulated (`-s`). Installing, removing and upgrading write the system outside
+/// the roots and run the packages' maintainer scripts as root; `update`, `source`,
+/// `download` and `build-dep` write the lists, sources or packages they fetch (and `update`
+/// runs `APT::Update::*-Invoke` hooks even simulated).
+pub(super) fn apt_verbs(p: &Parsed, out: &mut Examined) {
+    const READS: &[&str] = &[
+        "list",
+        "search",
+        "show",
+        "showsrc",
+        "policy",
+        "depends",
+        "rdepends",
+        "madison",
+        "changelog",
+        "indextargets",
+        "help",
+        "moo",
+    ];
+    const SIMULATED: &[&str] = &[
+        "install",
+        "reinstall",
+        "remove",
+        "purge",
+        "upgrade",
+        "dist-upgrade",
+        "full-upgrade",
+        "autoremove",
+        "auto-remove",
+        "autopurge",
+        "satisfy",
+        "check",
+    ];
+    let Some(verb) = p.operands.first() else {
+        return; // prints its help
+    };
+    let simulated = p.has(&[
+        "-s",
+        "--simulate",
+        "--just-print",
+        "--dry-run",
+        "--recon",
+        "--no-act",
+    ]);
+    let t = verb.text.as_str();
+    let reads = verb.literal && (READS.contains(&t) || (simulated && SIMULATED.contains(&t)));
+    if !reads || p.dynamic.is_some() {
+        out.effect(
+            EffectKind::Runs,
+            t,
+            format!("APT's `{t}` changes the system outside the roots (the package lists, the packages and their maintainer scripts, run as root)"),
+        );
     }
 }

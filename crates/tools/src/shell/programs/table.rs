@@ -2,9 +2,10 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, objcopy, package,
-    patch, perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written,
-    sed, split, ssh_keygen, uudecode, wget,
+    apt_verbs, awk, csplit, curl, extractor, gpg, less, make, mktemp, modes, node_input, objcopy,
+    package, patch, perl_rename, perl_ruby, pytest, python_script, r_input, rename, rscript_input,
+    rsync, scheduler, second_operand_written, sed, split, ssh_keygen, tcl_input, tcpdump_files,
+    uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -450,10 +451,15 @@ pub(super) const PROGRAMS: &[Program] = &[
         permute: true,
         abbrev: true,
         // Round 7: the programs gpg starts (the real GnuPG 2.2 ran `--agent-program` when no
-        // agent ran); the configuration that can name them is judged in `gpg`.
+        // agent ran). A configuration (`gpg.conf` in `--homedir`, or `--options FILE`) can name
+        // them: round 10, inside the roots too, where the line or an earlier one can write it
+        // (the real GnuPG 2.2 ran the `agent-program` of `d/gpg.conf` for `gpg --homedir d -c
+        // f`). The operator's own home is read without the option.
         options: &[
             ("-o", Does::WritesArg),
             ("--output", Does::WritesArg),
+            ("--homedir", Does::Runs),
+            ("--options", Does::Runs),
             ("--agent-program", Does::Runs),
             ("--dirmngr-program", Does::Runs),
             ("--photo-viewer", Does::Runs),
@@ -1268,7 +1274,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--report-directory", Does::WritesArg),
         ],
         operands: Operands::Read,
-        special: None,
+        special: Some(node_input),
     },
     Program {
         names: &["perl", "ruby"],
@@ -1291,7 +1297,53 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("-d", Does::Runs),
         ],
         operands: Operands::Read,
-        special: Some(in_place),
+        special: Some(perl_ruby),
+    },
+    // Round 10: R's and Tcl's interpreters run the code on their line (`-e`) or the program
+    // they read from their input; R's `-d`/`--debugger` runs that program around R.
+    Program {
+        names: &["Rscript"],
+        spec: Spec {
+            short_arg: "e",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[("-e", Does::Runs)],
+        operands: Operands::Read,
+        special: Some(rscript_input),
+    },
+    Program {
+        names: &["R"],
+        spec: Spec {
+            short_arg: "efdg",
+            long_arg: &["file", "debugger", "gui"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[
+            ("-e", Does::Runs),
+            ("-d", Does::Runs),
+            ("--debugger", Does::Runs),
+        ],
+        operands: Operands::Read,
+        special: Some(r_input),
+    },
+    Program {
+        names: &["tclsh", "wish", "jimsh"],
+        spec: Spec {
+            long_arg: &["encoding"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(tcl_input),
     },
     // diff3 and sdiff run `--diff-program` (GNU getopt_long: abbreviations too; checked with
     // the real diffutils); sdiff `-o FILE` writes the merge.
@@ -1556,4 +1608,81 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: Some(wget),
     },
+    // Round 10: tcpdump runs `-z CMD` on each file it closes when `-C`/`-G` rotate its `-w`
+    // output (the real tcpdump 4.99 ran the command named on each piece of a saved capture it
+    // read with `-r`); `-w` writes the file (`tcpdump` in `tcpdump_files`).
+    Program {
+        names: &["tcpdump"],
+        spec: Spec {
+            short_arg: "BcCEFGijmMQrsTVwWyzZ",
+            long_arg: &[
+                "buffer-size",
+                "count",
+                "interface",
+                "time-stamp-type",
+                "time-stamp-precision",
+                "relinquish-privileges",
+                "snapshot-length",
+                "direction",
+                "print-sampling",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-z", Does::Runs), ("-w", Does::WritesArg)],
+        operands: Operands::Read,
+        special: Some(tcpdump_files),
+    },
+    // Round 10: APT runs what its configuration names (`APT::Update::Pre-Invoke`,
+    // `DPkg::Pre-Invoke`, `Dir::Bin::dpkg`, `Acquire::http::ProxyAutoDetect`, …), and `-o`
+    // and `-c FILE` set it (the real apt-get 2.6 ran `-o APT::Update::Pre-Invoke::=CMD` before
+    // `update`); apt and apt-get install, remove and fetch into the system, running the
+    // packages' maintainer scripts (`apt_verbs`).
+    Program {
+        names: &["apt", "apt-get"],
+        spec: APT_SPEC,
+        permute: true,
+        abbrev: true,
+        options: APT_OPTIONS,
+        operands: Operands::Read,
+        special: Some(apt_verbs),
+    },
+    Program {
+        names: &[
+            "apt-cache",
+            "apt-config",
+            "apt-mark",
+            "apt-cdrom",
+            "apt-extracttemplates",
+        ],
+        spec: APT_SPEC,
+        permute: true,
+        abbrev: true,
+        options: APT_OPTIONS,
+        operands: Operands::Read,
+        special: None,
+    },
+];
+
+/// The options every APT program takes; `-o` and `-c` set the configuration.
+const APT_SPEC: Spec = Spec {
+    short_arg: "octaP",
+    long_arg: &[
+        "option",
+        "config-file",
+        "target-release",
+        "default-release",
+        "host-architecture",
+        "build-profiles",
+    ],
+    lenient: true,
+    ..Spec::NONE
+};
+const APT_OPTIONS: &[(&str, Does)] = &[
+    ("-o", Does::Runs),
+    ("--option", Does::Runs),
+    ("-c", Does::Runs),
+    ("--config-file", Does::Runs),
 ];
