@@ -472,6 +472,33 @@ async fn cancel_kills_the_tree(backend: &str, n: u32) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // The cancel is in the log, after the call's allow: a run the client cancelled was
+    // recorded only as allowed, as if it had run its course.
+    let until = Instant::now() + Duration::from_secs(60);
+    let cancelled = loop {
+        let recs = records(&w.log);
+        if let Some(r) = recs.iter().find(|r| r["kind"] == "refusal") {
+            let allow = recs
+                .iter()
+                .find(|d| d["decision"] == "allow" && d["tool"] == "shell")
+                .unwrap_or_else(|| panic!("{recs:#?}"));
+            assert_eq!(r["request"], allow["request"], "{recs:#?}");
+            break r.clone();
+        }
+        assert!(
+            Instant::now() < until,
+            "{backend}: the cancel was never recorded: {recs:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(cancelled["by"]["tag"], "cancelled", "{cancelled:#}");
+    assert!(
+        cancelled["reason"]
+            .as_str()
+            .unwrap()
+            .contains("notifications/cancelled"),
+        "{cancelled:#}"
+    );
     // The server goes on serving.
     let r = run(&s, "echo still here").await;
     assert_eq!(structured(&r)["stdout"], "still here\n", "{}", text(&r));

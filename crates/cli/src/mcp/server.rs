@@ -268,14 +268,31 @@ async fn run_command(
     // Dropped (the request abandoned) or cancelled: the tree is killed either way.
     let _kill = KillOnDrop(cancel.clone());
     let shown = call.shown().to_string();
-    let gate = gate.clone();
-    let mut job = tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts));
+    let request = call.request().clone();
+    let runner = gate.clone();
+    let mut job = tokio::task::spawn_blocking(move || runner.run(&call, &decision, opts));
     let joined = tokio::select! {
         r = &mut job => r,
         () = context.ct.cancelled() => {
             cancel.cancel();
             let _ = job.await;
-            return tools::error(format!("cancelled: `{shown}` and all its descendants were killed"));
+            // The log said only that the call was allowed, as if it had run its course: the
+            // cancel is its outcome, recorded after the allow (same request id).
+            let reason = format!(
+                "the client cancelled the call (notifications/cancelled) while it ran: `{shown}` and all its descendants were killed"
+            );
+            let gate = gate.clone();
+            let recorded = tokio::task::spawn_blocking(move || {
+                gate.record_blocked(&request, "cancelled", &reason)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+            let mut message = format!("cancelled: `{shown}` and all its descendants were killed");
+            if let Err(e) = recorded {
+                message.push_str(&format!(" (the cancel could not be recorded: {e})"));
+            }
+            return tools::error(message);
         }
     };
     match joined {
