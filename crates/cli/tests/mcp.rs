@@ -601,6 +601,45 @@ async fn output_past_the_limit_is_truncated_with_a_note() {
     s.cancel().await.unwrap();
 }
 
+/// Round 10 of issue 21: `list_dir` gave a name that is not UTF-8 lossily: `a\xff` and
+/// `a\xfe` were both `a\u{fffd}`, two entries of one name, neither of which the client could
+/// tell apart or name back. Each byte that is not UTF-8 is escaped as `\xHH`, and the entry
+/// says it is no UTF-8 name (a UTF-8 name spelled `a\xff` is not flagged).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_dir_escapes_names_that_are_not_utf8_each_its_own() {
+    use std::os::unix::ffi::OsStrExt;
+    let w = workspace("");
+    let dir = w.ws.join("odd");
+    std::fs::create_dir(&dir).unwrap();
+    for name in [&b"a\xff"[..], b"a\xfe", b"a\\xff"] {
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(name)), "x").unwrap();
+    }
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    let r = call(&s, "list_dir", json!({"path": "ws/odd"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let entries = structured(&r)["entries"].as_array().unwrap().clone();
+    let shown: Vec<(String, bool)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["not_utf8"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("a\\xfe".to_string(), true),
+            ("a\\xff".to_string(), false),
+            ("a\\xff".to_string(), true),
+        ],
+        "{entries:#?}"
+    );
+    s.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_tools_work_inside_the_roots_and_refuse_outside() {
     let w = workspace("");
