@@ -38,8 +38,9 @@ pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(1000);
 /// attributes, character sets and a hidden cursor. The scroll region's reset homes the
 /// cursor: saved and restored around it, so that the box comes below what the command showed
 /// last (what is below the cursor is erased before the box is drawn) instead of over the
-/// whole screen.
-const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8\x1b(B\x0f\x1b[?25h";
+/// whole screen. Also written before the warnings said again after a run (`exec.rs`).
+pub(crate) const TERMINAL_RESET: &[u8] =
+    b"\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8\x1b(B\x0f\x1b[?25h";
 
 /// Preview lines shown in the box; the rest is counted and left to `v`.
 pub const PREVIEW_LINES: usize = 20;

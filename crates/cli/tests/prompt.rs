@@ -732,3 +732,38 @@ fn a_long_run_of_spaces_is_shown_as_its_count_not_as_a_blank() {
     assert_eq!(code, 126);
 }
 
+/// Round 10 of issue 21: a warning printed before a run (here: no OS sandbox at all) was
+/// gone once the command cleared the screen, and what it printed after could stand in its
+/// place, concealed or not. On a terminal the warning is said again after the run, with the
+/// terminal's attributes reset first (the command left its text concealed).
+#[test]
+fn a_warning_is_said_again_after_a_run_that_cleared_the_screen() {
+    let d = tempfile::tempdir().unwrap();
+    let policy = r#"version = 1
+[sandbox]
+backend = "none"
+require_os_sandbox = false
+[sandbox.paths.w]
+root = "."
+mode = "rw"
+[[shell.rules]]
+pattern = "printf *"
+action = "allow"
+"#;
+    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    common::trust(d.path());
+    let p = exec(
+        d.path(),
+        &["-c", r"printf '\033[2J\033[H\033[8mall is well\n'"],
+    );
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    let cleared = screen
+        .rfind("\x1b[2J")
+        .expect("the command cleared the screen");
+    let after = &screen[cleared..];
+    let warning = after
+        .find("running UNCONFINED")
+        .unwrap_or_else(|| panic!("the warning was not said after the run: {after:?}"));
+    assert!(after[..warning].contains("\x1b[0m"), "{after:?}");
+}
