@@ -101,9 +101,14 @@ impl Prompt {
         for part in wrap(&term::clean(&req.presentation.summary), inner) {
             line(self.paint("1", &part));
         }
-        // Cut with its label, so that the line fits the box (the label pushed it past the
-        // terminal's width, which wrapped it under the box's border).
-        line(fit(&format!("why: {} [{}]", pending.reason, pending.by)));
+        // Wrapped with its label to the box's width (the label pushed it past the terminal's
+        // width, which wrapped it under the box's border), never cut: a long word the agent
+        // chose at its start (a path, a redirection's target) pushed what makes the call one
+        // to ask about (`… is written, on the persistence surface`) out of a cut line.
+        let why = term::clean(&format!("why: {} [{}]", pending.reason, pending.by));
+        for part in wrap(&why, inner) {
+            line(part);
+        }
         let body = req.presentation.preview.to_string();
         if !body.is_empty() {
             line(String::new());

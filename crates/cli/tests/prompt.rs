@@ -767,3 +767,31 @@ action = "allow"
         .unwrap_or_else(|| panic!("the warning was not said after the run: {after:?}"));
     assert!(after[..warning].contains("\x1b[0m"), "{after:?}");
 }
+
+/// Round 10 of issue 21: the box's `why:` line was cut to the box's width, so a long word the
+/// agent chose at its start (here the target of a redirection, 150 letters and then
+/// `/../.envrc`) pushed what makes the call dangerous out of sight: the person read
+/// `why: \`dddd…` and never `on the persistence surface`. The line is wrapped, never cut.
+#[test]
+fn the_reason_is_wrapped_not_cut_after_a_long_word() {
+    let d = workspace("60s");
+    let line = format!("echo x > {}/../.envrc", "d".repeat(150));
+    let mut p = exec(d.path(), &["-c", &line]);
+    p.expect(PROMPT);
+    let screen = p.screen();
+    let why: String = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("│ why: "))
+        // Up to the blank line before the preview.
+        .take_while(|l| l.starts_with("│ ") && l.trim_end() != "│")
+        .map(|l| l.trim_start_matches("│ ").trim_end())
+        .collect();
+    assert!(
+        why.contains("is written, on the persistence surface") && why.contains(".envrc"),
+        "{why}\n{screen}"
+    );
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
+    assert!(!d.path().join(".envrc").exists());
+}
