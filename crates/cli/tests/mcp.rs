@@ -1361,3 +1361,50 @@ async fn a_session_answer_to_a_surface_write_covers_no_later_write() {
         );
     }
 }
+
+/// Round 10 of issue 21: a call the client cancelled while its approval form was open stayed
+/// open: cordon waited out the approval timeout (or the person's answer, which then ran the
+/// call the client had given up), and the log said "timed out", or "allowed", not what
+/// happened. The cancel ends the ask at once, is recorded as the call's denial, and a late
+/// answer to the form runs nothing.
+#[test]
+fn a_call_cancelled_while_its_form_is_open_is_denied_and_recorded_at_once() {
+    let w = workspace("");
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "touch cancelled-before-approval"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9, "reason": "the user pressed stop"}}),
+    );
+    let until = Instant::now() + Duration::from_secs(20);
+    let denied = loop {
+        if let Some(r) = records(&w.log)
+            .into_iter()
+            .find(|r| r["decision"] == "deny")
+        {
+            break r;
+        }
+        assert!(
+            Instant::now() < until,
+            "no record 20 s after the cancel: {:#?}",
+            records(&w.log)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        denied["reason"].as_str().unwrap().contains("cancelled"),
+        "{denied:#}"
+    );
+    // The person answers the form after all: nothing runs.
+    raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "action": "accept", "content": {"decision": "once"}}}));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!w.ws.join("cancelled-before-approval").exists());
+    let recs = records(&w.log);
+    assert!(recs.iter().all(|r| r["decision"] != "allow"), "{recs:#?}");
+}

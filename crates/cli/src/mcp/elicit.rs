@@ -149,18 +149,31 @@ impl AsyncAsker for Preset {
     }
 }
 
+/// Resolves when the client cancels the call (`notifications/cancelled`).
+pub type Cancelled = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// The gate's asker for one tool call of an MCP session.
 pub struct Elicit {
     peer: Peer<RoleServer>,
     /// What the person is shown: the call's preview (parsed commands, a diff).
     preview: String,
+    /// The call's cancel: the form is given up when it comes (taken by the one ask).
+    cancelled: Option<Cancelled>,
 }
 
 impl Elicit {
-    pub fn new(peer: Peer<RoleServer>, preview: String) -> Elicit {
-        Elicit { peer, preview }
+    pub fn new(peer: Peer<RoleServer>, preview: String, cancelled: Cancelled) -> Elicit {
+        Elicit {
+            peer,
+            preview,
+            cancelled: Some(cancelled),
+        }
     }
 }
+
+/// Why an ask ended when the client cancelled its call.
+pub const CANCELLED: &str =
+    "the client cancelled the call (notifications/cancelled) before it was answered";
 
 impl AsyncAsker for Elicit {
     fn ask(
@@ -170,13 +183,22 @@ impl AsyncAsker for Elicit {
     ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
         let peer = self.peer.clone();
         let message = message(&request.tool, &self.preview, &pending.reason);
+        let cancelled = self.cancelled.take();
         async move {
-            let r = peer
-                .create_elicitation(params(message)?)
-                .await
-                .map_err(|e| {
-                    AskError::Lost(format!("the client's approval request failed: {e}"))
-                })?;
+            let params = params(message)?;
+            let asking = peer.create_elicitation(params);
+            // A call the client gave up is decided now (denied, and recorded so), not when
+            // the approval timeout passes, and no later answer to its form runs it.
+            let r = match cancelled {
+                Some(cancelled) => tokio::select! {
+                    r = asking => r,
+                    () = cancelled => return Err(AskError::Lost(CANCELLED.into())),
+                },
+                None => asking.await,
+            };
+            let r = r.map_err(|e| {
+                AskError::Lost(format!("the client's approval request failed: {e}"))
+            })?;
             result(&r)
         }
     }

@@ -172,7 +172,11 @@ impl ServerHandler for Cordon {
             };
             gate.decide_async(&call, &mut asker).await
         } else if can_elicit(&context) {
-            let mut asker = Elicit::new(context.peer.clone(), shown_to_person(&call));
+            let mut asker = Elicit::new(
+                context.peer.clone(),
+                shown_to_person(&call),
+                Box::pin(context.ct.clone().cancelled_owned()),
+            );
             gate.decide_async(&call, &mut asker).await
         } else {
             // Nobody to ask: the gate words the denial, saying how to approve.
@@ -182,6 +186,16 @@ impl ServerHandler for Cordon {
         };
         if !decision.is_allowed() {
             return Ok(refused(&decision, call.shown()).into());
+        }
+        if context.ct.is_cancelled() {
+            // Cancelled as it was allowed (an answer that crossed the cancel): nothing runs.
+            let reason = format!(
+                "the client cancelled the call (notifications/cancelled) before it ran: `{}` did not run",
+                call.shown()
+            );
+            return Ok(cancelled(&gate, call.request().clone(), reason)
+                .await
+                .into());
         }
         let result = if name == "run_command" {
             run_command(&gate, call, decision, timeout, &context).await
@@ -281,24 +295,34 @@ async fn run_command(
             let reason = format!(
                 "the client cancelled the call (notifications/cancelled) while it ran: `{shown}` and all its descendants were killed"
             );
-            let gate = gate.clone();
-            let recorded = tokio::task::spawn_blocking(move || {
-                gate.record_blocked(&request, "cancelled", &reason)
-                    .map_err(|e| e.to_string())
-            })
-            .await
-            .unwrap_or_else(|e| Err(e.to_string()));
-            let mut message = format!("cancelled: `{shown}` and all its descendants were killed");
-            if let Err(e) = recorded {
-                message.push_str(&format!(" (the cancel could not be recorded: {e})"));
-            }
-            return tools::error(message);
+            return cancelled(gate, request, reason).await;
         }
     };
     match joined {
         Ok(Ok(ran)) => tools::ran(ran.exit_code, &ran.stdout, &ran.stderr, ran.truncated),
         Ok(Err(e)) => tools::error(e.to_string()),
         Err(e) => tools::error(format!("cordon: the run failed: {e}")),
+    }
+}
+
+/// The result of an allowed call the client cancelled, its cancel recorded after the allow
+/// (a refusal by `builtin:cancelled`, same request id); a record that cannot be written is said.
+async fn cancelled(
+    gate: &Arc<Gate>,
+    request: cordon_gate::Request,
+    reason: String,
+) -> CallToolResult {
+    let gate = gate.clone();
+    let message = format!("cancelled: {reason}");
+    let recorded = tokio::task::spawn_blocking(move || {
+        gate.record_blocked(&request, "cancelled", &reason)
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()));
+    match recorded {
+        Ok(()) => tools::error(message),
+        Err(e) => tools::error(format!("{message} (the cancel could not be recorded: {e})")),
     }
 }
 
