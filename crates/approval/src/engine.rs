@@ -718,7 +718,7 @@ impl Engine {
     ) -> Outcome {
         let (o, remember) = match answer {
             // Nothing to remember: no grant or rule would cover the next write there.
-            Answer::Session | Answer::Always if surface(req).is_some() => (
+            Answer::Session | Answer::Always if !remembers(req) => (
                 Outcome::allowed(
                     By::User,
                     "approved once by the user: a write on the persistence surface is asked for each write, so nothing was remembered",
@@ -964,6 +964,13 @@ fn doom_keys(req: &Request) -> std::borrow::Cow<'_, [Key]> {
     } else {
         std::borrow::Cow::Borrowed(&req.keys)
     }
+}
+
+/// Whether a "session" or "always" answer to `req` is remembered: not for a file tool's write
+/// on the persistence surface, which asks for each write (no grant or rule covers the next
+/// one), so a front end leaves those choices out of its question.
+pub fn remembers(req: &Request) -> bool {
+    surface(req).is_none()
 }
 
 /// A file tool's write on the persistence surface: at least an ask (rule `builtin:surface`).

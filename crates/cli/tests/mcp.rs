@@ -1199,8 +1199,28 @@ fn a_file_tools_form_names_the_file_and_the_surface() {
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     let message = ask["params"]["message"].as_str().unwrap();
     assert!(message.contains("outside the sandbox"), "{message}");
+    // Round 10 of issue 21: no grant covers a write there, so the form does not offer one
+    // ("Allow for this session" approved that one write and looked like more).
+    let choices = |ask: &Value| -> Vec<String> {
+        ask["params"]["requestedSchema"]["properties"]["decision"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["const"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(choices(&ask), ["once", "deny"], "{ask}");
     raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
     assert_eq!(raw.answer()["id"], 8);
+    // Off the surface the session is offered.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+        "name": "write_file", "arguments": {"path": "ws/notes.txt", "content": "x"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(choices(&ask), ["once", "session", "deny"], "{ask}");
+    raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    assert_eq!(raw.answer()["id"], 10);
 }
 
 /// A request reusing an id of the session is refused before rmcp sees it. Before, a second

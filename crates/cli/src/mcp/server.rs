@@ -156,10 +156,13 @@ impl ServerHandler for Cordon {
                     // they were shown. Ask again, showing what it is now.
                     let answered = preset.as_ref().is_some_and(|(_, shown)| *shown == message);
                     if !answered {
-                        return Ok(match self.asks.input_required(&name, &args, message) {
-                            Ok(r) => CallToolResponse::InputRequired(r),
-                            Err(e) => tools::error(e.to_string()).into(),
-                        });
+                        let session = cordon_approval::remembers(call.request());
+                        return Ok(
+                            match self.asks.input_required(&name, &args, message, session) {
+                                Ok(r) => CallToolResponse::InputRequired(r),
+                                Err(e) => tools::error(e.to_string()).into(),
+                            },
+                        );
                     }
                 }
             }
@@ -370,14 +373,16 @@ const APPROVAL: &str = "approval";
 const MAX_PENDING: usize = 64;
 
 impl Asks {
-    /// An input-required result asking `message`, remembered for the retry of this call.
+    /// An input-required result asking `message` (offering the session where `session`, see
+    /// [`elicit::schema`]), remembered for the retry of this call.
     fn input_required(
         &self,
         tool: &str,
         args: &JsonObject,
         message: String,
+        session: bool,
     ) -> Result<InputRequiredResult, super::Error> {
-        let params = elicit::params(message.clone()).map_err(super::Error::Form)?;
+        let params = elicit::params(message.clone(), session).map_err(super::Error::Form)?;
         let handle = cordon_approval::audit::new_id().map_err(super::Error::Handle)?;
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if pending.len() >= MAX_PENDING {
@@ -494,7 +499,10 @@ mod tests {
         let asks = Asks::default();
         let a = obj(json!({"command": "touch x"}));
         let state = |r: InputRequiredResult| r.request_state.unwrap();
-        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap(),
+        );
         assert!(matches!(
             asks.answer(&h, "run_command", &a, responses("once"), LONG),
             Ok((Ok(Answer::Once), _))
@@ -505,7 +513,10 @@ mod tests {
             "used"
         );
 
-        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap(),
+        );
         let other = obj(json!({"command": "rm -rf /"}));
         assert!(asks
             .answer(&h, "run_command", &other, responses("once"), LONG)
@@ -515,12 +526,18 @@ mod tests {
             .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
-        let h = state(asks.input_required("write_file", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("write_file", &a, "m".into(), true)
+                .unwrap(),
+        );
         assert!(asks
             .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
-        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap(),
+        );
         assert!(matches!(
             asks.answer(&h, "run_command", &a, None, LONG),
             Ok((Err(AskError::Lost(_)), _))
@@ -535,7 +552,7 @@ mod tests {
         let asks = Asks::default();
         let a = obj(json!({"command": "touch x"}));
         let h = asks
-            .input_required("run_command", &a, "m".into())
+            .input_required("run_command", &a, "m".into(), true)
             .unwrap()
             .request_state
             .unwrap();
@@ -557,12 +574,13 @@ mod tests {
         let asks = Asks::default();
         let a = JsonObject::new();
         let first = asks
-            .input_required("run_command", &a, "m".into())
+            .input_required("run_command", &a, "m".into(), true)
             .unwrap()
             .request_state
             .unwrap();
         for _ in 0..MAX_PENDING {
-            asks.input_required("run_command", &a, "m".into()).unwrap();
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap();
         }
         assert!(asks
             .answer(&first, "run_command", &a, responses("once"), LONG)

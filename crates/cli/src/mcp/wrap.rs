@@ -808,8 +808,9 @@ impl AsyncAsker for Ask {
     ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
         let state = self.state.clone();
         let message = elicit::message(&request.tool, &self.preview, &pending.reason);
+        let session = cordon_approval::remembers(request);
         async move {
-            let params = serde_json::to_value(elicit::params(message)?)
+            let params = serde_json::to_value(elicit::params(message, session)?)
                 .map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
             // Ids of the wrapper's own: a string no client- or server-chosen id is likely to be.
             let id = json!(format!(
