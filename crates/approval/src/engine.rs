@@ -90,14 +90,17 @@ pub struct Disabled {
 ///    tool's default (`[shell] default`, `[tools.NAME] approval`; for a file tool the root that
 ///    holds the path, [`Request::file`]: its `read_approval`/`write_approval` ask, else its
 ///    mode's allow; else `ask`); a passing key ([`Request::passing`]: a wrapper, `cd src`)
-///    is allowed by its check unless a rule names it; a file tool's write on the persistence
-///    surface (an ask) joins in; the most restrictive wins. Any deny here is final — no grant
-///    or mode relaxes it.
+///    is allowed by its check unless a rule names it; the most restrictive wins. Any deny
+///    here is final — no grant or mode relaxes it.
 /// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
 ///    the tool raised a concern the keys do not capture ([`Request::concerns`]), which asks
 ///    (or denies) whatever the grants say; a front end's refusal (the gate's `refuse`) is
 ///    such a deny concern, final like a rule's deny. A concern about an option of one command is lifted
-///    by an explicit allow rule on that command's key that names the option.
+///    by an explicit allow rule on that command's key that names the option. A file tool's
+///    write on the persistence surface asks whatever the rules and grants say, as the shell's
+///    surface concern does: what a person approves there is one content, which a program of
+///    the operator's runs later outside any sandbox, and a grant for the key (the path) would
+///    let any later content through.
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
 ///    allow into an ask (connections, the `network` tool, are not counted).
 /// 4. the mode resolves what is still an ask: `approve-all` allows, `strict` and `deny`
@@ -515,9 +518,9 @@ impl Engine {
             }
         }));
         // For a file tool, what the persistence surface adds: a write there makes a program
-        // of the operator's run something later, outside any sandbox, so the root's mode alone
-        // never allows it — it joins the rules like a verdict (a grant for the key covers it).
-        // A front end's refusal is a deny concern, below.
+        // of the operator's run something later, outside any sandbox, so neither the root's
+        // mode nor a rule's allow nor a session grant allows it (below, after the grant). A
+        // front end's refusal is a deny concern, below.
         let verdict = surface(req);
         // The most restrictive concern that no explicit allow rule lifted (first among equals).
         let concerns: Vec<KeyVerdict> = req
@@ -536,7 +539,7 @@ impl Engine {
                 concern = Some(c.clone());
             }
         }
-        let rules = self.combine(req, &keys, verdict.as_ref());
+        let rules = self.combine(req, &keys);
         let granted = self.grant_keys(req);
         let session_grant = !granted.is_empty() && self.memory.covers(&req.tool, &granted);
         let mut e = Explanation {
@@ -568,6 +571,15 @@ impl Engine {
         } else {
             rules
         };
+        // The surface's ask is about this write's content, not the key: no grant covers it.
+        // Tied with an ask only by default (the root's `write_approval`), it is the one shown:
+        // the person must learn that the file is one a program of the operator's runs.
+        if let Some(v) = e.verdict.as_ref() {
+            let by_default = e.keys.iter().all(|k| k.by_default);
+            if v.action > now.action || (v.action == now.action && by_default) {
+                now = v.clone();
+            }
+        }
         // A concern is not in the keys, so no grant covers it: it asks again.
         if let Some(c) = e.concern.as_ref().filter(|c| c.action > now.action) {
             now = c.clone();
@@ -619,14 +631,9 @@ impl Engine {
         out
     }
 
-    /// Step 1: the keys' verdicts, the defaults and the tool's verdict — a rule's deny first,
-    /// else the most restrictive, the first among equals.
-    fn combine(
-        &self,
-        req: &Request,
-        keys: &[KeyExplained],
-        verdict: Option<&KeyVerdict>,
-    ) -> KeyVerdict {
+    /// Step 1: the keys' verdicts and the defaults — a rule's deny first, else the most
+    /// restrictive, the first among equals.
+    fn combine(&self, req: &Request, keys: &[KeyExplained]) -> KeyVerdict {
         if let Some(k) = keys
             .iter()
             .find(|k| !k.by_default && k.verdict.action == Action::Deny)
@@ -654,16 +661,6 @@ impl Engine {
                 };
             }
             take(&mut worst, &self.default_for(req));
-        }
-        if let Some(v) = verdict {
-            // The surface's ask, tied with an ask only by default (the root's
-            // `write_approval`), is the one to show: the person must learn that the file is one
-            // a program of the operator's runs, and a session grant covers later writes to it.
-            let by_default = keys.iter().all(|k| k.by_default);
-            match &worst {
-                Some(w) if by_default && w.action == v.action => worst = Some(v.clone()),
-                _ => take(&mut worst, v),
-            }
         }
         worst.unwrap_or_else(|| self.default_for(req))
     }
@@ -719,7 +716,17 @@ impl Engine {
         answer: Answer,
         substituted: Option<&serde_json::Value>,
     ) -> Outcome {
-        let (o, remember) = Engine::outcome_of(req, answer);
+        let (o, remember) = match answer {
+            // Nothing to remember: no grant or rule would cover the next write there.
+            Answer::Session | Answer::Always if !remembers(req) => (
+                Outcome::allowed(
+                    By::User,
+                    "approved once by the user: a write on the persistence surface is asked for each write, so nothing was remembered",
+                ),
+                false,
+            ),
+            answer => Engine::outcome_of(req, answer),
+        };
         let (o, remember) = match (&self.rule_store, o) {
             (Some(store), Outcome::Allowed { by, amendments, .. }) if !amendments.is_empty() => {
                 Engine::store_rules(&*store.0, by, &amendments)
@@ -957,6 +964,13 @@ fn doom_keys(req: &Request) -> std::borrow::Cow<'_, [Key]> {
     } else {
         std::borrow::Cow::Borrowed(&req.keys)
     }
+}
+
+/// Whether a "session" or "always" answer to `req` is remembered: not for a file tool's write
+/// on the persistence surface, which asks for each write (no grant or rule covers the next
+/// one), so a front end leaves those choices out of its question.
+pub fn remembers(req: &Request) -> bool {
+    surface(req).is_none()
 }
 
 /// A file tool's write on the persistence surface: at least an ask (rule `builtin:surface`).

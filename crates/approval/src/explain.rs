@@ -2,10 +2,10 @@
 //! outcome it came to.
 //!
 //! ```text
-//!   keys ──▶ rules / default (per key) ─┐
-//!   the tool's verdict ─────────────────┼─▶ most restrictive ─▶ session grant ─▶ concern
-//!                                       │     (deny: final)      (ask → allow)    (asks
-//!                                       │                                         again)
+//!   keys ──▶ rules / default (per key) ──▶ most restrictive ─▶ session grant ─▶ the tool's
+//!                                            (deny: final)      (ask → allow)    verdict,
+//!                                                                                concern
+//!                                                                                (ask again)
 //!   ──▶ doom loop (allow → ask) ──▶ mode (approve-all / strict / deny) ──▶ Outcome
 //! ```
 //!
@@ -36,15 +36,15 @@ pub struct KeyExplained {
 pub struct Explanation {
     /// Each key with the rule or default that decided it, in the request's order.
     pub keys: Vec<KeyExplained>,
-    /// The tool's own verdict (its configuration or a built-in check), if it gave one.
+    /// The tool's own verdict, if it gave one: a file tool's write on the persistence surface
+    /// (an ask that no rule's allow lowers and no session grant covers).
     pub verdict: Option<KeyVerdict>,
     /// What the tool found that the keys do not capture and no explicit allow rule lifted, in
     /// the request's order (never covered by a session grant).
     pub concerns: Vec<KeyVerdict>,
     /// The most restrictive of them (the first among equals).
     pub concern: Option<KeyVerdict>,
-    /// The rules' combined answer: the keys', the defaults' and the tool's verdict, most
-    /// restrictive first.
+    /// The rules' combined answer: the keys' and the defaults', most restrictive first.
     pub rules: KeyVerdict,
     /// Every key is granted for this session (so an ask of the rules is allowed — unless a
     /// concern asks again).

@@ -206,7 +206,7 @@ pub use amend::Amendment;
 pub use batch::{Batch, Resolved};
 pub use cordon_policy::verdict::Known;
 pub use engine::{
-    refusal_record, Asker, AsyncAsker, Decided, Disabled, Durable, Engine, RuleStore,
+    refusal_record, remembers, Asker, AsyncAsker, Decided, Disabled, Durable, Engine, RuleStore,
 };
 pub use error::Error;
 pub use explain::{Explanation, KeyExplained};

@@ -745,11 +745,26 @@ fn a_file_call_is_decided_from_its_facts_with_the_roots() {
         .unwrap();
     assert_eq!(decided(&e, &note).0, Action::Allow);
     assert_eq!(decided(&e, &hook), (Action::Ask, "builtin:surface".into()));
-    // A session grant for the key covers the surface ask (it is the key's, not a concern).
+    // Round 10 of issue 21: a session grant for the key does not cover the surface ask. The
+    // person approved the content they were shown; a grant for `write_file ws/.envrc` let every
+    // later content of the file through unasked (as the shell's surface concern, no grant
+    // covers it).
     e.memory_mut()
         .grant("write_file", Key::new(["write_file", "ws/.envrc"]));
-    assert_eq!(e.explain(&hook).action(), Action::Allow);
     assert!(e.explain(&hook).session_grant);
+    assert_eq!(decided(&e, &hook), (Action::Ask, "builtin:surface".into()));
+    // Nor does answering "for the session" or "always" remember anything for it: the write is
+    // approved once, and the outcome says why nothing was remembered.
+    let mut e = Engine::new(&p);
+    e.set_doom_loop(0);
+    for answer in [Answer::Session, Answer::Always] {
+        let o = e.answer(&hook, answer);
+        assert!(o.is_allowed(), "{o:?}");
+        assert!(o.reason().contains("asked for each write"), "{o:?}");
+        assert!(matches!(&o, Outcome::Allowed { amendments, .. } if amendments.is_empty()));
+        assert_eq!(decided(&e, &hook), (Action::Ask, "builtin:surface".into()));
+        assert!(!e.explain(&hook).session_grant, "nothing granted");
+    }
 }
 
 /// A shell key whose words marked `?` (any one word) or `+` (any words) are only known at run

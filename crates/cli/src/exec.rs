@@ -96,7 +96,9 @@ pub fn run(args: ExecArgs) -> Exit {
             _ => cordon_gate::Input::Inherit,
         },
     };
-    let ran = gate.run_provisional(&call, decision, opts)?;
+    let ran = gate.run_provisional(&call, decision, opts);
+    repeat_warnings(gate.warnings());
+    let ran = ran?;
     if ran.timed_out {
         return Err(Error::new(
             ran.exit_code,
@@ -108,4 +110,22 @@ pub fn run(args: ExecArgs) -> Exit {
         ));
     }
     Ok(ran.exit_code)
+}
+
+/// Says the warnings printed before the run again once it is over, when cordon's stderr is a
+/// terminal: the command's output could clear the screen, move the cursor over them or leave
+/// the terminal concealing text, so that they were gone before anyone read them. The terminal
+/// is reset first (as before a question), then each goes on a line of its own.
+fn repeat_warnings(warnings: &[String]) {
+    use std::io::{IsTerminal, Write};
+    let mut err = std::io::stderr();
+    if warnings.is_empty() || !err.is_terminal() {
+        return;
+    }
+    let mut text = crate::prompt::TERMINAL_RESET.to_vec();
+    text.extend_from_slice(b"\r\n");
+    for w in warnings {
+        text.extend_from_slice(format!("cordon: warning (again, after the run): {w}\n").as_bytes());
+    }
+    let _ = err.write_all(&text);
 }

@@ -38,8 +38,9 @@ pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(1000);
 /// attributes, character sets and a hidden cursor. The scroll region's reset homes the
 /// cursor: saved and restored around it, so that the box comes below what the command showed
 /// last (what is below the cursor is erased before the box is drawn) instead of over the
-/// whole screen.
-const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8\x1b(B\x0f\x1b[?25h";
+/// whole screen. Also written before the warnings said again after a run (`exec.rs`).
+pub(crate) const TERMINAL_RESET: &[u8] =
+    b"\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8\x1b(B\x0f\x1b[?25h";
 
 /// Preview lines shown in the box; the rest is counted and left to `v`.
 pub const PREVIEW_LINES: usize = 20;
@@ -100,9 +101,14 @@ impl Prompt {
         for part in wrap(&term::clean(&req.presentation.summary), inner) {
             line(self.paint("1", &part));
         }
-        // Cut with its label, so that the line fits the box (the label pushed it past the
-        // terminal's width, which wrapped it under the box's border).
-        line(fit(&format!("why: {} [{}]", pending.reason, pending.by)));
+        // Wrapped with its label to the box's width (the label pushed it past the terminal's
+        // width, which wrapped it under the box's border), never cut: a long word the agent
+        // chose at its start (a path, a redirection's target) pushed what makes the call one
+        // to ask about (`… is written, on the persistence surface`) out of a cut line.
+        let why = term::clean(&format!("why: {} [{}]", pending.reason, pending.by));
+        for part in wrap(&why, inner) {
+            line(part);
+        }
         let body = req.presentation.preview.to_string();
         if !body.is_empty() {
             line(String::new());

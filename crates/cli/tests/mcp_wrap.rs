@@ -63,13 +63,19 @@ fn npm_bin(name: &str) -> String {
 enum Reply {
     Once,
     Decline,
+    /// Cancels the call being asked about (`Client::asking`), then answers once.
+    CancelThenOnce,
 }
+
+/// The call a [`Reply::CancelThenOnce`] client cancels when it is asked about it.
+type Asking = Arc<tokio::sync::Mutex<Option<rmcp::service::RequestHandle<RoleClient>>>>;
 
 #[derive(Clone)]
 struct Client {
     reply: Option<Reply>,
     asked: Arc<AtomicUsize>,
     progress: Arc<AtomicUsize>,
+    asking: Asking,
 }
 
 impl ClientHandler for Client {
@@ -93,9 +99,24 @@ impl ClientHandler for Client {
             return Err(McpError::invalid_params("form elicitation expected", None));
         };
         assert!(message.contains("every/get-sum"), "{message}");
+        if let Some(Reply::CancelThenOnce) = self.reply {
+            let handle = self
+                .asking
+                .lock()
+                .await
+                .take()
+                .expect("the call being asked about");
+            handle
+                .cancel(Some("the user pressed stop".into()))
+                .await
+                .unwrap();
+            // The wrapper reads the cancel before the answer: it comes first on its stdin.
+        }
         match self.reply {
-            Some(Reply::Once) => Ok(ElicitResult::new(ElicitationAction::Accept)
-                .with_content(json!({"decision": "once"}))),
+            Some(Reply::Once | Reply::CancelThenOnce) => {
+                Ok(ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(json!({"decision": "once"})))
+            }
             _ => Ok(ElicitResult::new(ElicitationAction::Decline)),
         }
     }
@@ -114,6 +135,7 @@ fn client(reply: Option<Reply>) -> Client {
         reply,
         asked: Arc::new(AtomicUsize::new(0)),
         progress: Arc::new(AtomicUsize::new(0)),
+        asking: Asking::default(),
     }
 }
 
@@ -423,6 +445,52 @@ async fn the_everything_server_allowed_asked_and_denied() {
         .find(|r| r["keys"] == json!([["every/get-sum"]]))
         .unwrap();
     assert_eq!(sum["preview"], r#"every/get-sum {"a":2,"b":3}"#, "{sum}");
+}
+
+/// Round 10 of issue 21: a call the client cancelled while the wrapper asked about it was
+/// approved by the answer that followed and, rightly, not forwarded; but the log said only
+/// that it was allowed, as if the server had run it. The cancel is recorded after the allow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cancelled_while_it_is_asked_about_is_recorded_as_cancelled() {
+    let w = workspace(EVERYTHING_RULES);
+    let c = client(Some(Reply::CancelThenOnce));
+    let asking = c.asking.clone();
+    let (s, _child) = wrap(&w, "every", &everything(), c).await;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("get-sum").with_arguments(args(json!({"a": 2, "b": 3}))),
+    ));
+    // Held while sending, so that the form cannot come before the handle is there.
+    let mut slot = asking.lock().await;
+    let handle = s
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    *slot = Some(handle);
+    drop(slot);
+    let until = Instant::now() + Duration::from_secs(30);
+    let recs = loop {
+        let recs = records(&w.log);
+        if recs.iter().any(|r| r["kind"] == "refusal") {
+            break recs;
+        }
+        assert!(
+            Instant::now() < until,
+            "the cancel was never recorded: {recs:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let allow = recs
+        .iter()
+        .find(|r| r["keys"] == json!([["every/get-sum"]]) && r["decision"] == "allow")
+        .unwrap_or_else(|| panic!("{recs:#?}"));
+    let cancelled = recs.iter().find(|r| r["kind"] == "refusal").unwrap();
+    assert_eq!(cancelled["request"], allow["request"], "{recs:#?}");
+    assert_eq!(cancelled["by"]["tag"], "cancelled", "{cancelled:#}");
+    // The server goes on serving.
+    let r = call(&s, "echo", json!({"message": "still here"})).await;
+    assert!(text(&r).contains("still here"), "{}", text(&r));
+    s.cancel().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

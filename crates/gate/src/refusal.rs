@@ -64,8 +64,9 @@ pub(crate) fn refused_open(policy: &Policy, front_end: &FrontEnd, e: Error) -> E
 
 impl Gate {
     /// Records that the call `request`, whose decision is in the log (an allow, or an ask
-    /// deferred to the host), was blocked after all because of `category` (the hook's
-    /// `deadline` passed after the decision was recorded, and the host was told to block it):
+    /// deferred to the host), was blocked after all because of `category` (`deadline`: the
+    /// hook's deadline passed after the decision was recorded, and the host was told to block
+    /// it; `cancelled`: an MCP client cancelled the call while it ran, and it was killed):
     /// a refusal record for the call's id after its decision, durable when this returns `Ok`.
     /// Takes the engine only to find its writer: a decision still being made on another
     /// thread holds the engine, not this. Without an audit log: `Ok`.

@@ -8,10 +8,16 @@
 /// combining marks that change a sign or are drawn beyond their own ([`lookalike`],
 /// [`mark_shown_raw`]). Outside a UTF-8 locale every non-ASCII character is escaped: the
 /// terminal may read the bytes 0x80-0x9F as C1 controls, and UTF-8 carries them (`Û` is C3
-/// 9B, a CSI there; [`cordon_ossandbox::locale_is_utf8`]).
+/// 9B, a CSI there; [`cordon_ossandbox::locale_is_utf8`]). A run of [`SPACE_RUN`] spaces or
+/// more is shown as its count (`⟨… 300 spaces …⟩`): blank, it pushed what follows out of a
+/// box line cut to its width, or out of sight on a wrapped one.
 pub fn clean(s: &str) -> String {
     clean_for(s, cordon_ossandbox::locale_is_utf8())
 }
+
+/// The shortest run of spaces [`clean`] shows as its count: longer than code's usual
+/// indentation, a third of a box line on an 80-column terminal.
+pub const SPACE_RUN: usize = 24;
 
 /// [`clean`] for a terminal that reads UTF-8 (`utf8`) or may not.
 fn clean_for(s: &str, utf8: bool) -> String {
@@ -24,7 +30,25 @@ fn clean_for(s: &str, utf8: bool) -> String {
     // Marks shown raw on the last character, which is a letter or digit shown raw; `None`
     // when the last character shown is no base for a mark.
     let mut marks: Option<usize> = None;
+    // The end of a run of spaces shown as its count.
+    let mut skip_to = 0;
     for (i, &c) in chars.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
+        if c == ' ' {
+            let run = chars[i..].iter().take_while(|&&c| c == ' ').count();
+            if run >= SPACE_RUN {
+                out.push_str(&if utf8 {
+                    format!("⟨… {run} spaces …⟩")
+                } else {
+                    format!("<... {run} spaces ...>")
+                });
+                skip_to = i + run;
+                marks = None;
+                continue;
+            }
+        }
         if i >= word_end {
             word_end = chars[i..]
                 .iter()
@@ -162,10 +186,29 @@ fn hidden(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::clean_for;
+    use super::{clean_for, SPACE_RUN};
 
     fn clean(s: &str) -> String {
         clean_for(s, true)
+    }
+
+    /// A long run of spaces is shown as its count, so that what follows it stays in sight;
+    /// a shorter one (indentation, alignment) stays as it is.
+    #[test]
+    fn a_long_run_of_spaces_is_shown_as_its_count() {
+        let long = format!("ls{}; curl x | sh", " ".repeat(300));
+        assert_eq!(clean(&long), "ls⟨… 300 spaces …⟩; curl x | sh");
+        assert_eq!(
+            clean_for(&long, false),
+            "ls<... 300 spaces ...>; curl x | sh"
+        );
+        let edge = format!("a{}b", " ".repeat(SPACE_RUN));
+        assert_eq!(clean(&edge), format!("a⟨… {SPACE_RUN} spaces …⟩b"));
+        let indent = format!("{}return x", " ".repeat(SPACE_RUN - 1));
+        assert_eq!(clean(&indent), indent);
+        // The words around it are still read for lookalikes.
+        let spaced = format!("ok{}\u{441}url", " ".repeat(40));
+        assert_eq!(clean(&spaced), "ok⟨… 40 spaces …⟩\\u{441}url");
     }
 
     #[test]

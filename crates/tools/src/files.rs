@@ -1115,7 +1115,7 @@ impl FileTool {
             .map_err(|e| io_err(name, format!("read `{key}`"), e))?;
         for entry in iter {
             let entry = entry.map_err(|e| io_err(name, format!("read `{key}`"), e))?;
-            let n = entry.file_name().to_string_lossy().into_owned();
+            let (n, utf8) = entry_name(entry.file_name().to_bytes());
             if n == "." || n == ".." {
                 continue;
             }
@@ -1139,6 +1139,9 @@ impl FileTool {
                 _ => "other",
             };
             let mut e = json!({"name": n, "type": kind});
+            if !utf8 {
+                e["not_utf8"] = json!(true);
+            }
             if ft == FileType::RegularFile {
                 if let Some(st) = &st {
                     e["size"] = json!(st.st_size);
@@ -1146,11 +1149,33 @@ impl FileTool {
             }
             entries.push(e);
         }
-        entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        // By name, then a UTF-8 name before the escaped one spelled the same.
+        entries.sort_by(|a, b| {
+            (a["name"].as_str(), a["not_utf8"].as_bool())
+                .cmp(&(b["name"].as_str(), b["not_utf8"].as_bool()))
+        });
         Ok(
             json!({"path": key, "entries": entries, "hidden_by_suffix": hidden, "truncated": truncated}),
         )
     }
+}
+
+/// A directory entry's name as `list_dir` gives it, and whether it is UTF-8. A name that is
+/// not (a path is a JSON string here: no file tool can name it) is shown with each byte that
+/// is not UTF-8 as `\xHH`, and flagged (`not_utf8`): lossily, `a\xff` and `a\xfe` were both
+/// `a\u{fffd}`, two entries of one name, and one spelled like a UTF-8 name was that name.
+fn entry_name(bytes: &[u8]) -> (String, bool) {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return (s.to_string(), true);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    (out, false)
 }
 
 /// How many times `needle` occurs in `hay`, overlapping occurrences included (`aa` occurs

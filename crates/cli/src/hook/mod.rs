@@ -48,6 +48,7 @@ use clap::ValueEnum;
 use cordon_policy::Network;
 use serde_json::Value;
 
+use cordon_approval::{By, RuleRef};
 use cordon_gate::Outcome;
 use decide::{Call, Decided, Decider};
 
@@ -496,6 +497,11 @@ fn respond(host: Host, policy: Option<&Path>, bytes: &[u8], recorded: Arc<Record
     }
 }
 
+/// What a host is told of a write on the persistence surface: no rule or grant lets the next
+/// one through.
+const EACH_TIME: &str =
+    "a write on the persistence surface is asked each time, whatever the policy's rules";
+
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
 fn answer(
     host: Host,
@@ -558,6 +564,22 @@ fn answer(
                 reason,
                 command: None,
             },
+            // A write on the persistence surface asks whatever the rules say (a rule's allow
+            // does not lower it): "allow it in the policy" would not stop the asks.
+            Ok(Outcome::Ask(p)) if matches!(p.by, By::Tool(RuleRef::Builtin("surface"))) => {
+                Answer::Ask {
+                    how: if host == Host::Claude {
+                        format!("approve to let it happen once; {EACH_TIME}")
+                    } else {
+                        format!(
+                            "cordon cannot ask from a {} hook; {EACH_TIME}: a person does it themselves",
+                            host.client()
+                        )
+                    },
+                    reason: p.reason,
+                    command: None,
+                }
+            }
             Ok(Outcome::Ask(p)) => Answer::Ask {
                 // Claude Code asks its user; the other hosts cannot, and tell the agent how a
                 // person approves it.

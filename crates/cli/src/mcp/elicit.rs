@@ -22,19 +22,22 @@ const ONCE: &str = "once";
 const SESSION: &str = "session";
 const DENY: &str = "deny";
 
-/// The form the client shows: one required choice.
-pub fn schema() -> Result<ElicitationSchema, serde_json::Error> {
+/// The form the client shows: one required choice; "for this session" only where such an
+/// answer is remembered (`session`; not for a write on the persistence surface, which asks for
+/// each write: [`cordon_approval::remembers`]).
+pub fn schema(session: bool) -> Result<ElicitationSchema, serde_json::Error> {
+    let mut choices = vec![json!({"const": ONCE, "title": "Allow once"})];
+    if session {
+        choices.push(json!({"const": SESSION, "title": "Allow for this session"}));
+    }
+    choices.push(json!({"const": DENY, "title": "Deny"}));
     serde_json::from_value(json!({
         "type": "object",
         "properties": {
             FIELD: {
                 "type": "string",
                 "title": "Allow this call?",
-                "oneOf": [
-                    {"const": ONCE, "title": "Allow once"},
-                    {"const": SESSION, "title": "Allow for this session"},
-                    {"const": DENY, "title": "Deny"},
-                ],
+                "oneOf": choices,
             },
         },
         "required": [FIELD],
@@ -83,9 +86,10 @@ fn clean_lines(text: &str) -> String {
     text.lines().map(clean).collect::<Vec<_>>().join("\n")
 }
 
-/// The form request (its message and schema).
-pub fn params(message: String) -> Result<ElicitRequestParams, AskError> {
-    let requested_schema = schema().map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
+/// The form request (its message and schema; `session`: see [`schema`]).
+pub fn params(message: String, session: bool) -> Result<ElicitRequestParams, AskError> {
+    let requested_schema =
+        schema(session).map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message,
@@ -149,18 +153,31 @@ impl AsyncAsker for Preset {
     }
 }
 
+/// Resolves when the client cancels the call (`notifications/cancelled`).
+pub type Cancelled = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// The gate's asker for one tool call of an MCP session.
 pub struct Elicit {
     peer: Peer<RoleServer>,
     /// What the person is shown: the call's preview (parsed commands, a diff).
     preview: String,
+    /// The call's cancel: the form is given up when it comes (taken by the one ask).
+    cancelled: Option<Cancelled>,
 }
 
 impl Elicit {
-    pub fn new(peer: Peer<RoleServer>, preview: String) -> Elicit {
-        Elicit { peer, preview }
+    pub fn new(peer: Peer<RoleServer>, preview: String, cancelled: Cancelled) -> Elicit {
+        Elicit {
+            peer,
+            preview,
+            cancelled: Some(cancelled),
+        }
     }
 }
+
+/// Why an ask ended when the client cancelled its call.
+pub const CANCELLED: &str =
+    "the client cancelled the call (notifications/cancelled) before it was answered";
 
 impl AsyncAsker for Elicit {
     fn ask(
@@ -170,13 +187,23 @@ impl AsyncAsker for Elicit {
     ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
         let peer = self.peer.clone();
         let message = message(&request.tool, &self.preview, &pending.reason);
+        let session = cordon_approval::remembers(request);
+        let cancelled = self.cancelled.take();
         async move {
-            let r = peer
-                .create_elicitation(params(message)?)
-                .await
-                .map_err(|e| {
-                    AskError::Lost(format!("the client's approval request failed: {e}"))
-                })?;
+            let params = params(message, session)?;
+            let asking = peer.create_elicitation(params);
+            // A call the client gave up is decided now (denied, and recorded so), not when
+            // the approval timeout passes, and no later answer to its form runs it.
+            let r = match cancelled {
+                Some(cancelled) => tokio::select! {
+                    r = asking => r,
+                    () = cancelled => return Err(AskError::Lost(CANCELLED.into())),
+                },
+                None => asking.await,
+            };
+            let r = r.map_err(|e| {
+                AskError::Lost(format!("the client's approval request failed: {e}"))
+            })?;
             result(&r)
         }
     }
@@ -220,7 +247,7 @@ impl Asker for ConnectionElicit {
             &request.presentation.preview.to_string(),
             &pending.reason,
         );
-        let params = params(message)?;
+        let params = params(message, true)?;
         let peer = self.peer.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         let asking = self.runtime.spawn(async move {
@@ -281,7 +308,7 @@ mod tests {
 
     #[test]
     fn the_form_is_a_valid_elicitation_schema() {
-        let s = serde_json::to_value(schema().unwrap()).unwrap();
+        let s = serde_json::to_value(schema(true).unwrap()).unwrap();
         assert_eq!(s["required"], json!(["decision"]));
         assert_eq!(s["properties"]["decision"]["oneOf"][2]["const"], "deny");
     }

@@ -156,10 +156,13 @@ impl ServerHandler for Cordon {
                     // they were shown. Ask again, showing what it is now.
                     let answered = preset.as_ref().is_some_and(|(_, shown)| *shown == message);
                     if !answered {
-                        return Ok(match self.asks.input_required(&name, &args, message) {
-                            Ok(r) => CallToolResponse::InputRequired(r),
-                            Err(e) => tools::error(e.to_string()).into(),
-                        });
+                        let session = cordon_approval::remembers(call.request());
+                        return Ok(
+                            match self.asks.input_required(&name, &args, message, session) {
+                                Ok(r) => CallToolResponse::InputRequired(r),
+                                Err(e) => tools::error(e.to_string()).into(),
+                            },
+                        );
                     }
                 }
             }
@@ -172,7 +175,11 @@ impl ServerHandler for Cordon {
             };
             gate.decide_async(&call, &mut asker).await
         } else if can_elicit(&context) {
-            let mut asker = Elicit::new(context.peer.clone(), shown_to_person(&call));
+            let mut asker = Elicit::new(
+                context.peer.clone(),
+                shown_to_person(&call),
+                Box::pin(context.ct.clone().cancelled_owned()),
+            );
             gate.decide_async(&call, &mut asker).await
         } else {
             // Nobody to ask: the gate words the denial, saying how to approve.
@@ -182,6 +189,16 @@ impl ServerHandler for Cordon {
         };
         if !decision.is_allowed() {
             return Ok(refused(&decision, call.shown()).into());
+        }
+        if context.ct.is_cancelled() {
+            // Cancelled as it was allowed (an answer that crossed the cancel): nothing runs.
+            let reason = format!(
+                "the client cancelled the call (notifications/cancelled) before it ran: `{}` did not run",
+                call.shown()
+            );
+            return Ok(cancelled(&gate, call.request().clone(), reason)
+                .await
+                .into());
         }
         let result = if name == "run_command" {
             run_command(&gate, call, decision, timeout, &context).await
@@ -268,20 +285,47 @@ async fn run_command(
     // Dropped (the request abandoned) or cancelled: the tree is killed either way.
     let _kill = KillOnDrop(cancel.clone());
     let shown = call.shown().to_string();
-    let gate = gate.clone();
-    let mut job = tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts));
+    let request = call.request().clone();
+    let runner = gate.clone();
+    let mut job = tokio::task::spawn_blocking(move || runner.run(&call, &decision, opts));
     let joined = tokio::select! {
         r = &mut job => r,
         () = context.ct.cancelled() => {
             cancel.cancel();
             let _ = job.await;
-            return tools::error(format!("cancelled: `{shown}` and all its descendants were killed"));
+            // The log said only that the call was allowed, as if it had run its course: the
+            // cancel is its outcome, recorded after the allow (same request id).
+            let reason = format!(
+                "the client cancelled the call (notifications/cancelled) while it ran: `{shown}` and all its descendants were killed"
+            );
+            return cancelled(gate, request, reason).await;
         }
     };
     match joined {
         Ok(Ok(ran)) => tools::ran(ran.exit_code, &ran.stdout, &ran.stderr, ran.truncated),
         Ok(Err(e)) => tools::error(e.to_string()),
         Err(e) => tools::error(format!("cordon: the run failed: {e}")),
+    }
+}
+
+/// The result of an allowed call the client cancelled, its cancel recorded after the allow
+/// (a refusal by `builtin:cancelled`, same request id); a record that cannot be written is said.
+async fn cancelled(
+    gate: &Arc<Gate>,
+    request: cordon_gate::Request,
+    reason: String,
+) -> CallToolResult {
+    let gate = gate.clone();
+    let message = format!("cancelled: {reason}");
+    let recorded = tokio::task::spawn_blocking(move || {
+        gate.record_blocked(&request, "cancelled", &reason)
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()));
+    match recorded {
+        Ok(()) => tools::error(message),
+        Err(e) => tools::error(format!("{message} (the cancel could not be recorded: {e})")),
     }
 }
 
@@ -329,14 +373,16 @@ const APPROVAL: &str = "approval";
 const MAX_PENDING: usize = 64;
 
 impl Asks {
-    /// An input-required result asking `message`, remembered for the retry of this call.
+    /// An input-required result asking `message` (offering the session where `session`, see
+    /// [`elicit::schema`]), remembered for the retry of this call.
     fn input_required(
         &self,
         tool: &str,
         args: &JsonObject,
         message: String,
+        session: bool,
     ) -> Result<InputRequiredResult, super::Error> {
-        let params = elicit::params(message.clone()).map_err(super::Error::Form)?;
+        let params = elicit::params(message.clone(), session).map_err(super::Error::Form)?;
         let handle = cordon_approval::audit::new_id().map_err(super::Error::Handle)?;
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if pending.len() >= MAX_PENDING {
@@ -453,7 +499,10 @@ mod tests {
         let asks = Asks::default();
         let a = obj(json!({"command": "touch x"}));
         let state = |r: InputRequiredResult| r.request_state.unwrap();
-        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap(),
+        );
         assert!(matches!(
             asks.answer(&h, "run_command", &a, responses("once"), LONG),
             Ok((Ok(Answer::Once), _))
@@ -464,7 +513,10 @@ mod tests {
             "used"
         );
 
-        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap(),
+        );
         let other = obj(json!({"command": "rm -rf /"}));
         assert!(asks
             .answer(&h, "run_command", &other, responses("once"), LONG)
@@ -474,12 +526,18 @@ mod tests {
             .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
-        let h = state(asks.input_required("write_file", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("write_file", &a, "m".into(), true)
+                .unwrap(),
+        );
         assert!(asks
             .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
-        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let h = state(
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap(),
+        );
         assert!(matches!(
             asks.answer(&h, "run_command", &a, None, LONG),
             Ok((Err(AskError::Lost(_)), _))
@@ -494,7 +552,7 @@ mod tests {
         let asks = Asks::default();
         let a = obj(json!({"command": "touch x"}));
         let h = asks
-            .input_required("run_command", &a, "m".into())
+            .input_required("run_command", &a, "m".into(), true)
             .unwrap()
             .request_state
             .unwrap();
@@ -516,12 +574,13 @@ mod tests {
         let asks = Asks::default();
         let a = JsonObject::new();
         let first = asks
-            .input_required("run_command", &a, "m".into())
+            .input_required("run_command", &a, "m".into(), true)
             .unwrap()
             .request_state
             .unwrap();
         for _ in 0..MAX_PENDING {
-            asks.input_required("run_command", &a, "m".into()).unwrap();
+            asks.input_required("run_command", &a, "m".into(), true)
+                .unwrap();
         }
         assert!(asks
             .answer(&first, "run_command", &a, responses("once"), LONG)

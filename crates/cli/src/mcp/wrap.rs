@@ -752,7 +752,25 @@ impl State {
                     "cordon: tools/call without a tool name",
                 ));
             }
-            Some(_) if cancelled => {}
+            Some((call, d)) if cancelled => {
+                // Not forwarded: the client gave it up. An allow's record said only that it
+                // was allowed, as if the server had run it; the cancel is its outcome,
+                // recorded after it (same request id), as `cordon mcp` records its own.
+                if d.is_allowed() {
+                    let gate = self.gate.clone();
+                    let reason = format!(
+                        "the client cancelled the call (notifications/cancelled) while it was decided: `{}` was not forwarded to the server",
+                        call.shown()
+                    );
+                    let recorded = tokio::task::spawn_blocking(move || {
+                        gate.record_blocked(call.request(), "cancelled", &reason)
+                    })
+                    .await;
+                    if let Ok(Err(e)) = recorded {
+                        eprintln!("cordon: mcp wrap: the cancel could not be recorded: {e}");
+                    }
+                }
+            }
             Some((call, d)) if d.is_allowed() => {
                 self.forward_request(id, Kind::ToolsCall(call.id().to_string()), msg)
             }
@@ -808,8 +826,9 @@ impl AsyncAsker for Ask {
     ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
         let state = self.state.clone();
         let message = elicit::message(&request.tool, &self.preview, &pending.reason);
+        let session = cordon_approval::remembers(request);
         async move {
-            let params = serde_json::to_value(elicit::params(message)?)
+            let params = serde_json::to_value(elicit::params(message, session)?)
                 .map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
             // Ids of the wrapper's own: a string no client- or server-chosen id is likely to be.
             let id = json!(format!(
