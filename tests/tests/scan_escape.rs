@@ -2634,3 +2634,104 @@ fn the_homes_bash_completions_are_watched_when_a_root_holds_it() {
         }
     });
 }
+
+/// Round 10 (redsurf23): a writable root below a name of the surface — `ws/.claude`,
+/// `ws/.vscode`, `ws/.git/hooks`, a bare repository `ws/r.git`, and `~/.config/nvim` below the
+/// home. The walk goes by the names below the root, so it took `settings.json`, `tasks.json`,
+/// `pre-commit`, `hooks/post-update` and `plugin/x.lua` there for plain files: a run's plant of
+/// each was left in place, unreported (the file tools asked for the bare repository's hook and
+/// the Neovim plugin, and allowed the rest). Now the scan reports and moves aside each, and the
+/// file tools ask for each.
+#[test]
+fn a_root_below_a_name_of_the_surface_is_watched() {
+    const ROOTS: [&str; 5] = [
+        ".claude",
+        ".vscode",
+        ".git/hooks",
+        "r.git",
+        "h/.config/nvim",
+    ];
+    const PLANTS: [&str; 5] = [
+        ".claude/settings.json",
+        ".vscode/tasks.json",
+        ".git/hooks/pre-commit",
+        "r.git/hooks/post-update",
+        "h/.config/nvim/plugin/x.lua",
+    ];
+    each(|fx| {
+        for root in ROOTS {
+            fs::create_dir_all(fx.ws.join(root)).unwrap();
+        }
+        for repo in [".git", "r.git"] {
+            for d in ["objects", "refs"] {
+                fs::create_dir_all(fx.ws.join(repo).join(d)).unwrap();
+            }
+            fs::write(fx.ws.join(repo).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let roots: String = ROOTS
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("[sandbox.paths.r{i}]\nroot = \"../ws/{r}\"\nmode = \"rw\"\n"))
+            .collect();
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n",
+            &roots,
+        );
+        fs::write(&policy, text).unwrap();
+        let line = PLANTS
+            .iter()
+            .map(|p| format!("mkdir -p \"$(dirname {p})\" && echo 'touch /tmp/x' > {p}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", fx.ws.join("h"))
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in PLANTS {
+            // A directory of the surface that appeared with the run is reported (and moved
+            // aside) whole: the file, or the directory holding it.
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        if fx.ids.is_some() || fx.backend != "landlock" {
+            return; // the file tools' decision depends on neither
+        }
+        for name in PLANTS.iter().chain(&[".claude/notes.md"]) {
+            let o = Command::new(cordon())
+                .args(["check", "--json", "--policy"])
+                .arg(&policy)
+                .arg("write_file")
+                .arg(format!("path={}", fx.ws.join(name).display()))
+                .arg("content=x")
+                .env("HOME", fx.ws.join("h"))
+                .env("XDG_CONFIG_HOME", fx.root.join("home/.config"))
+                .output()
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", describe(&o)));
+            let want = if name.ends_with("notes.md") {
+                "allow"
+            } else {
+                "ask"
+            };
+            assert_eq!(v["decision"], want, "{name}: {}", describe(&o));
+        }
+    });
+}

@@ -525,9 +525,14 @@ impl Snapshot {
             roots: roots.to_vec(),
             ..Snapshot::default()
         };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .and_then(|h| std::fs::canonicalize(h).ok());
         for root in roots {
             s.root_git_dir(root);
             s.operator_hooks(root);
+            s.within_root(root, home.as_deref());
             // An `.envrc` above the root may load a file in it (the walk reads those in it).
             // So may a host's hook configuration above it (`~/.claude/settings.json`, the
             // project's when the root is a subdirectory).
@@ -555,10 +560,6 @@ impl Snapshot {
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
         // and ssh the operator runs (recorded whatever the walk's limit).
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute())
-            .and_then(|h| std::fs::canonicalize(h).ok());
         s.dotenv =
             cordon_policy::surface::dotenv_by_direnv(home.as_deref(), &|v| std::env::var_os(v));
         // The home in no root, but some of its surface kept in one through the operator's
@@ -738,6 +739,37 @@ impl Snapshot {
             self.git_dir(&path, 0);
             self.index_gitlinks(&path);
             self.linked_hooks(&path, root);
+        }
+    }
+
+    /// The surface that the names above `root` put in it (`surface::within_root`), which the
+    /// walk, going by the names below the root, takes for plain files: `settings.json` of the
+    /// root `/p/.claude`, each hook of the root `/p/.git/hooks`, the root that is a bare
+    /// repository itself, a plugin of the root `~/.config/nvim`. Recorded whatever the walk's
+    /// limit, as a root's own `.git` is.
+    fn within_root(&mut self, root: &Path, home: Option<&Path>) {
+        use cordon_policy::surface::{Kind, WithinKind};
+        let roots = [root.to_path_buf()];
+        for w in cordon_policy::surface::within_root(root, home) {
+            let what = if w.kind == Kind::Git {
+                What::GitConfig
+            } else {
+                What::ToolFile
+            };
+            match w.what {
+                WithinKind::GitDir => {
+                    self.git_dir(&w.path, 0);
+                    self.linked_hooks(&w.path, root);
+                }
+                WithinKind::Dir => {
+                    if self.note(w.path.clone(), what, w.why, true) {
+                        self.list(&w.path, what, w.why, 0);
+                    }
+                }
+                WithinKind::File => {
+                    self.note_file(w.path, w.why, &roots);
+                }
+            }
         }
     }
 

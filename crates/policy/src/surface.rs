@@ -1368,6 +1368,147 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     None
 }
 
+/// What of the surface a [`Within`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithinKind {
+    /// One file ([`TOOL_FILES`], [`HOME_FILES`]).
+    File,
+    /// A directory whose every file is on the surface ([`TOOL_DIRS`], [`HOME_DIRS`], a git
+    /// directory's `hooks`), or git's configuration there (`config`): watched whole.
+    Dir,
+    /// A git directory: the root itself is one (a bare repository, a `.git`).
+    GitDir,
+}
+
+/// An entry of the surface that the names *above* a writable root put inside it
+/// ([`within_root`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Within {
+    /// Where it is: inside the root, or the root itself.
+    pub path: PathBuf,
+    pub what: WithinKind,
+    pub kind: Kind,
+    pub why: &'static str,
+}
+
+/// The surface that the names above `root` (absolute, canonical) put inside it, which a walk
+/// of the root by the names below it cannot see: with the root `/p/.claude`, its
+/// `settings.json` is Claude Code's settings; with `/p/.git/hooks`, or a bare repository
+/// `/srv/r.git`, or `/p/.git` itself, each hook is git's; with `~/.config/nvim` below the
+/// operator's `home` (canonical), every file is Neovim's. The file tools see these by
+/// classifying the whole path too (`cordon_tools::files`); the after-run scan watches them
+/// from this list. Names are compared (as written and as a file system that ignores case reads
+/// them); each directory from the root up gets the `lstat`s that tell a git directory.
+pub fn within_root(root: &Path, home: Option<&Path>) -> Vec<Within> {
+    let mut out = Vec::new();
+    let names: Vec<String> = root
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_str().unwrap_or("\u{fffd}").to_string()),
+            _ => None,
+        })
+        .collect();
+    let folded_names: Vec<String> = names
+        .iter()
+        .map(|n| {
+            folded(Path::new(n))
+                .and_then(|f| f.to_str().map(str::to_string))
+                .unwrap_or_else(|| n.clone())
+        })
+        .collect();
+    let same = |from: usize, to: usize, entry: &[&str]| {
+        let as_is: Vec<&str> = names[from..to].iter().map(String::as_str).collect();
+        let fold: Vec<&str> = folded_names[from..to].iter().map(String::as_str).collect();
+        names_are(&as_is, entry) || names_are(&fold, entry)
+    };
+    // A tool's entry begun in a directory above the root, `names[i..]` the names from there
+    // down to the root: what is left of the entry lies inside the root (`.claude` +
+    // `settings.json`), or the root lies inside a directory whose every file is read.
+    let tools = TOOL_FILES
+        .iter()
+        .map(|e| (e, WithinKind::File))
+        .chain(TOOL_DIRS.iter().map(|e| (e, WithinKind::Dir)));
+    for ((entry, why), what) in tools {
+        let e: Vec<&str> = entry.split('/').collect();
+        for i in 0..names.len() {
+            let below = names.len() - i;
+            let path = if e.len() > below && same(i, names.len(), &e[..below]) {
+                root.join(e[below..].join("/"))
+            } else if what == WithinKind::Dir && below >= e.len() && same(i, i + e.len(), &e) {
+                root.to_path_buf()
+            } else {
+                continue;
+            };
+            let what = if path == root { WithinKind::Dir } else { what };
+            out.push(Within {
+                path,
+                what,
+                kind: Kind::Tool,
+                why,
+            });
+        }
+    }
+    // A git directory at or above the root: its configuration inside the root.
+    for dir in root.ancestors() {
+        let named = dir.file_name().is_some_and(|n| n == ".git")
+            && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+        if !named && !looks_like_git_dir(dir) {
+            continue;
+        }
+        if dir == root {
+            out.push(Within {
+                path: root.to_path_buf(),
+                what: WithinKind::GitDir,
+                kind: Kind::Git,
+                why: GIT_DIR_WHY,
+            });
+            continue;
+        }
+        for (entry, why) in GIT_CONFIG {
+            let p = dir.join(entry);
+            let path = if p.starts_with(root) {
+                p
+            } else if root.starts_with(&p) {
+                root.to_path_buf()
+            } else {
+                continue;
+            };
+            out.push(Within {
+                path,
+                what: WithinKind::Dir,
+                kind: Kind::Git,
+                why,
+            });
+        }
+    }
+    // The home's surface, where the root lies below the home (`~/.ssh`, `~/.config/nvim`).
+    let below_home = home.and_then(|h| Some((h, root.strip_prefix(h).ok()?)));
+    if let Some((home, rel)) = below_home.filter(|(_, rel)| !rel.as_os_str().is_empty()) {
+        let entries = HOME_FILES
+            .iter()
+            .map(|e| (e, WithinKind::File))
+            .chain(HOME_DIRS.iter().map(|e| (e, WithinKind::Dir)));
+        for ((entry, why), what) in entries {
+            let p = home.join(entry);
+            let path = if p.starts_with(root) && p != root {
+                p
+            } else if what == WithinKind::Dir && rel.starts_with(entry) {
+                root.to_path_buf()
+            } else {
+                continue;
+            };
+            let what = if path == root { WithinKind::Dir } else { what };
+            out.push(Within {
+                path,
+                what,
+                kind: Kind::Home,
+                why,
+            });
+        }
+    }
+    out
+}
+
 /// Whether `name` (as on disk, or as [`folded`] reads it) is the list's `entry` name: as
 /// written, or folded as the name is (R's `.Rprofile` is `.rprofile` to a file system that
 /// ignores case, which opens it for `.RPROFILE`). Only an entry with an upper-case letter

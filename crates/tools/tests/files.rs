@@ -2380,3 +2380,49 @@ fn a_configuration_naming_a_program_through_a_link_names_its_target() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 10 (redsurf23): a writable root below a name of the surface. Classified by its path
+/// below the root alone, `settings.json` in the root `ws/.claude` was a plain file to the file
+/// tools, and so were `tasks.json` in the root `ws/.vscode`, `pre-commit` in the root
+/// `ws/.git/hooks` and a plugin in the root `ws/.opencode`: each was allowed by the root's mode
+/// (the real `cordon check` said `allow`). The names above the root count too.
+#[test]
+fn a_root_below_a_name_of_the_surface_is_on_it() {
+    let roots = [
+        ("cl", "ws/.claude"),
+        ("vs", "ws/.vscode"),
+        ("hk", "ws/.git/hooks"),
+        ("oc", "ws/.opencode"),
+        ("bare", "ws/r.git"),
+    ];
+    let body: String = roots
+        .iter()
+        .map(|(name, root)| format!("[sandbox.paths.{name}]\nroot = \"{root}\"\nmode = \"rw\"\n"))
+        .collect();
+    let fx = Fx::with(&body, Limits::default(), |b| {
+        for (_, root) in roots {
+            std::fs::create_dir_all(b.join(root)).unwrap();
+        }
+        for repo in ["ws/.git", "ws/r.git"] {
+            for d in ["objects", "refs"] {
+                std::fs::create_dir_all(b.join(repo).join(d)).unwrap();
+            }
+            std::fs::write(b.join(repo).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+    });
+    for p in [
+        "cl/settings.json",
+        "cl/skills/x/SKILL.md",
+        "vs/tasks.json",
+        "hk/pre-commit",
+        "oc/plugin/x.js",
+        "bare/hooks/post-update",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in ["cl/notes.md", "vs/extensions.json", "bare/description"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
