@@ -2735,3 +2735,111 @@ fn a_root_below_a_name_of_the_surface_is_watched() {
         }
     });
 }
+
+/// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
+/// start, shown here with the real ones in a home of the test's own: wget runs the
+/// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the
+/// `LESSOPEN` preprocessor `~/.lesskey` sets (on every file it shows: git's pager, `man`), and
+/// Perl's debugger `~/.perldb`. (sqlite3's `~/.sqliterc` and psql's `~/.psqlrc`, checked by
+/// hand, `surface::HOME_FILES`, are read from the passwd entry's home or once connected to a
+/// server.) With the home as the writable root, a run's plant of each was left in place,
+/// unreported; now each is reported and moved aside.
+#[test]
+fn the_homes_pager_downloader_and_debugger_files_are_watched() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path();
+    let ran = |n: &str| home.join(format!("ran-{n}"));
+    let script = |n: &str, tail: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let p = home.join(format!("{n}.sh"));
+        fs::write(
+            &p,
+            format!("#!/bin/sh\ntouch {}\n{tail}\n", ran(n).display()),
+        )
+        .unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    let askpass = script("wget", "echo x");
+    fs::write(
+        home.join(".wgetrc"),
+        format!("use_askpass = {}\n", askpass.display()),
+    )
+    .unwrap();
+    let lessopen = script("less", "cat \"$1\"");
+    fs::write(
+        home.join(".lesskey"),
+        format!("#env\nLESSOPEN=|{} %s\n", lessopen.display()),
+    )
+    .unwrap();
+    fs::write(
+        home.join(".perldb"),
+        format!("system('touch', '{}');\n", ran("perl").display()),
+    )
+    .unwrap();
+    fs::write(home.join("f.txt"), "1;\n").unwrap();
+    let run = |program: &str, args: &[&str], env: &[(&str, &str)]| {
+        Command::new(program)
+            .args(args)
+            .current_dir(home)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/bin:/bin")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("{program} (Debian packages wget, less, perl) is needed: this test runs the real one: {e}")
+            })
+    };
+    // (Loopback, a port nothing listens on: wget asks for the password before it connects.)
+    let o = run(
+        "wget",
+        &["-q", "-O", "/dev/null", "http://127.0.0.1:9/"],
+        &[],
+    );
+    assert!(ran("wget").exists(), "wget: {}", describe(&o));
+    let o = run("less", &["f.txt"], &[]);
+    assert!(ran("less").exists(), "less: {}", describe(&o));
+    let o = run("perl", &["-d", "f.txt"], &[("PERLDB_OPTS", "NonStop")]);
+    assert!(ran("perl").exists(), "perl -d: {}", describe(&o));
+    each(|fx| {
+        let names = [
+            ".wgetrc",
+            ".lesskey",
+            ".less",
+            ".config/lesskey",
+            ".perldb",
+            ".sqliterc",
+            ".psqlrc",
+            ".lldbinit",
+            ".ipython/profile_default/ipython_config.json",
+        ];
+        let line = names
+            .iter()
+            .map(|n| format!("mkdir -p \"$(dirname {n})\" && echo x > {n}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in names {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}

@@ -167,6 +167,13 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         ".pdbrc",
         "pdb runs the commands and Python statements it holds at `python -m pdb` or a `breakpoint()` started here",
     ),
+    // Round 10 (redsurf23): Perl's debugger likewise runs `./.perldb` (else the home's) as Perl
+    // code at `perl -d`, where the file is the user's and no one else may write it, as a file a
+    // run leaves is (the real perl 5.36 did: tools' files.rs::perls_debugger_file_is_on_the_surface).
+    (
+        ".perldb",
+        "the Perl debugger runs it as Perl code at `perl -d` started here",
+    ),
     // Round 9 (redsurf22): language shells that run a startup file from the directory they
     // start in, besides the home's. Checked with the real programs (tools'
     // files.rs::ruby_and_r_startup_files_are_on_the_surface): irb 1.4 takes the first of
@@ -313,6 +320,7 @@ pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
 }
 
 const IRB: &str = "irb runs it at every start here where the home has no `.irbrc` (the first of its startup files it finds)";
+const LESSKEY: &str = "less runs the `LESSOPEN` input preprocessor it sets on every file it shows (git's pager, `man`)";
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
@@ -597,6 +605,37 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".config/hg/hgrc",
         "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
     ),
+    // Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
+    // start, each checked with the real one. sqlite3 3.40 runs the dot-commands of the
+    // `~/.sqliterc` of the passwd entry's home (a `.shell` line ran at `sqlite3 :memory:`);
+    // psql 15 ran a `\!` line of `~/.psqlrc` at `psql -c` once connected; wget 1.21 ran the
+    // `use_askpass` program `~/.wgetrc` names at a download that then failed to connect; less
+    // 590 ran the `LESSOPEN` preprocessor `~/.lesskey` (or its compiled `~/.less`, or
+    // `$XDG_CONFIG_HOME/lesskey`) sets on the file it showed, stdin too with `|-` (git's
+    // pager, `man`); IPython 8.12 ran the `exec_lines` of a JSON profile
+    // (scan_escape.rs::the_homes_pager_downloader_and_debugger_files_are_watched runs wget,
+    // less and perl). From their documentation: lldb runs `~/.lldbinit` at every start (its
+    // `platform shell` and `script` commands), and every Jupyter kernel the profile's
+    // `ipython_kernel_config` files.
+    (".sqliterc", "sqlite3 runs its dot-commands (`.shell`, `.system`) at every start"),
+    (".psqlrc", "psql runs its meta-commands (`\\!` runs a shell command) at every start"),
+    (".wgetrc", "wget runs the `use_askpass` program it names at every download"),
+    (".lesskey", LESSKEY),
+    (".less", LESSKEY),
+    (".config/lesskey", LESSKEY),
+    (
+        ".ipython/profile_default/ipython_config.json",
+        "IPython runs the `exec_lines` and files it names at every start",
+    ),
+    (
+        ".ipython/profile_default/ipython_kernel_config.py",
+        "every Jupyter kernel (ipykernel) runs it at start",
+    ),
+    (
+        ".ipython/profile_default/ipython_kernel_config.json",
+        "every Jupyter kernel (ipykernel) runs the `exec_lines` it names at start",
+    ),
+    (".lldbinit", "lldb runs its commands (`platform shell`, `script`) at every start"),
     (".xsessionrc", "Debian's X session sources it at every graphical login"),
     (".bashrc", "bash runs it in every interactive shell"),
     (".bash_profile", "bash runs it in every login shell"),

@@ -2426,3 +2426,39 @@ fn a_root_below_a_name_of_the_surface_is_on_it() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 10 (redsurf23): Perl's debugger runs `./.perldb` as Perl code at `perl -d` started
+/// in that directory (before the home's), as pdb runs `./.pdbrc`: shown with the real perl,
+/// which ran a project's `.perldb` (a file of the user's, as a run leaves it). The file tools
+/// allowed `write_file ws/.perldb` by the root's mode before.
+#[test]
+fn perls_debugger_file_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let marker = fx.p("outside/perldb-ran");
+    std::fs::write(
+        ws.join(".perldb"),
+        format!("system('touch', '{}');\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(ws.join("t.pl"), "1;\n").unwrap();
+    let o = std::process::Command::new("perl")
+        .args(["-d", "t.pl"])
+        .current_dir(&ws)
+        .env("HOME", fx.p("outside"))
+        .env("PERLDB_OPTS", "NonStop")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("perl (Debian package perl, with its perl5db.pl) is needed: this test runs the real one: {e}")
+        });
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        marker.exists(),
+        "perl -d did not run the project's .perldb: {o:?}"
+    );
+    for p in ["ws/.perldb", "ws/sub/.perldb"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+}
