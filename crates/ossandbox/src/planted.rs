@@ -3191,6 +3191,80 @@ mod tests {
         }
     }
 
+    /// Round 10 (redsurf23), by construction: a writable root at each directory on the way to
+    /// an entry of the surface (`.claude` of `.claude/settings.json`, `.config` and
+    /// `.config/mise` of `.config/mise/config.toml`, each of `TOOL_DIRS` itself, a `.git`, its
+    /// `hooks`, a bare repository) holds what the names above it make of the surface: the scan
+    /// reports a plant of the rest of each entry (`surface::within_root`), and the file tools'
+    /// classification of the whole path (`files.rs`'s `above_root`) finds it. Before, both
+    /// took `settings.json` in a root `.claude` for a plain file.
+    #[test]
+    fn a_root_below_each_name_of_the_surface_sees_the_rest() {
+        use cordon_policy::surface::{classify, folded, looks_like_git_dir};
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        // (root, a plant below it)
+        let mut cases: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let entries = TOOL_FILES
+            .iter()
+            .map(|(e, _)| (*e, false))
+            .chain(TOOL_DIRS.iter().map(|(e, _)| (*e, true)));
+        for (i, (entry, dir)) in entries.enumerate() {
+            let parts: Vec<&str> = entry.split('/').collect();
+            let last = if dir { parts.len() } else { parts.len() - 1 };
+            for k in 1..=last {
+                let root = base.join(format!("t{i}")).join(parts[..k].join("/"));
+                let mut plant: PathBuf = parts[k..].iter().collect();
+                if dir {
+                    plant.push("x");
+                }
+                cases.push((root, plant));
+            }
+        }
+        git(&base, &["init", "-q", "g"]);
+        git(&base, &["init", "-q", "h"]);
+        git(&base, &["init", "-q", "--bare", "b.git"]);
+        for (root, plant) in [
+            ("g/.git", "hooks/x"),
+            ("h/.git/hooks", "x"),
+            ("b.git", "hooks/x"),
+        ] {
+            cases.push((base.join(root), plant.into()));
+        }
+        for (root, _) in &cases {
+            std::fs::create_dir_all(root).unwrap();
+        }
+        let mut roots: Vec<PathBuf> = cases.iter().map(|(r, _)| r.clone()).collect();
+        roots.sort();
+        roots.dedup();
+        // (Roots one inside another, `t7/.config` and `t7/.config/mise`: each walked as its own.)
+        let before = Snapshot::take(&roots);
+        for (root, plant) in &cases {
+            let p = root.join(plant);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            if !p.exists() {
+                std::fs::write(&p, "x").unwrap();
+            }
+        }
+        let found = Snapshot::take(&roots).findings_since(&before);
+        let slash = Path::new("/");
+        let missed: Vec<String> = cases
+            .iter()
+            .filter_map(|(root, plant)| {
+                let p = root.join(plant);
+                let scan = found.iter().any(|f| p.starts_with(&f.path));
+                let rel = p.strip_prefix(slash).unwrap();
+                let tools = [Some(rel.to_path_buf()), folded(rel)]
+                    .into_iter()
+                    .flatten()
+                    .any(|rel| classify(&rel, &|d| looks_like_git_dir(&slash.join(d))).is_some());
+                (!scan || !tools)
+                    .then(|| format!("{} (scan {scan}, file tools {tools})", p.display()))
+            })
+            .collect();
+        assert!(missed.is_empty(), "{missed:#?}");
+    }
+
     /// Round 9 (redsurf22): a surface file the run removed was not reported at all — a
     /// secret scanner's `pre-commit`, cordon's own hook in `.claude/settings.json`. Each is
     /// reported, and written back where its content is known (with its mode and, as root, its
