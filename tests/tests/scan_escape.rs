@@ -2739,10 +2739,11 @@ fn a_root_below_a_name_of_the_surface_is_watched() {
 /// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
 /// start, shown here with the real ones in a home of the test's own: wget runs the
 /// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the
-/// `LESSOPEN` preprocessor `~/.lesskey` sets (on every file it shows: git's pager, `man`), and
-/// Perl's debugger `~/.perldb`. (sqlite3's `~/.sqliterc` and psql's `~/.psqlrc`, checked by
-/// hand, `surface::HOME_FILES`, are read from the passwd entry's home or once connected to a
-/// server.) With the home as the writable root, a run's plant of each was left in place,
+/// `LESSOPEN` preprocessor `~/.lesskey` sets (on every file it shows: git's pager, `man`),
+/// Perl's debugger `~/.perldb`; curl fetches a `url` of `~/.curlrc` besides the one asked for
+/// and writes it where an `output` line says (any file of the operator's). (sqlite3's
+/// `~/.sqliterc` and psql's `~/.psqlrc`, checked by hand, are read from the passwd entry's
+/// home or once connected to a server.) With the home as the writable root, a run's plant of each was left in place,
 /// unreported; now each is reported and moved aside.
 #[test]
 fn the_homes_pager_downloader_and_debugger_files_are_watched() {
@@ -2778,6 +2779,15 @@ fn the_homes_pager_downloader_and_debugger_files_are_watched() {
     )
     .unwrap();
     fs::write(home.join("f.txt"), "1;\n").unwrap();
+    fs::write(
+        home.join(".curlrc"),
+        format!(
+            "url = \"file://{}\"\noutput = \"{}\"\n",
+            home.join("f.txt").display(),
+            ran("curl").display()
+        ),
+    )
+    .unwrap();
     let run = |program: &str, args: &[&str], env: &[(&str, &str)]| {
         Command::new(program)
             .args(args)
@@ -2789,7 +2799,7 @@ fn the_homes_pager_downloader_and_debugger_files_are_watched() {
             .stdin(Stdio::null())
             .output()
             .unwrap_or_else(|e| {
-                panic!("{program} (Debian packages wget, less, perl) is needed: this test runs the real one: {e}")
+                panic!("{program} (Debian packages wget, less, perl, curl) is needed: this test runs the real one: {e}")
             })
     };
     // (Loopback, a port nothing listens on: wget asks for the password before it connects.)
@@ -2803,9 +2813,13 @@ fn the_homes_pager_downloader_and_debugger_files_are_watched() {
     assert!(ran("less").exists(), "less: {}", describe(&o));
     let o = run("perl", &["-d", "f.txt"], &[("PERLDB_OPTS", "NonStop")]);
     assert!(ran("perl").exists(), "perl -d: {}", describe(&o));
+    let o = run("curl", &["-s", "-o", "/dev/null", "file:///dev/null"], &[]);
+    assert!(ran("curl").exists(), "curl: {}", describe(&o));
     each(|fx| {
         let names = [
             ".wgetrc",
+            ".curlrc",
+            ".config/.curlrc",
             ".lesskey",
             ".less",
             ".config/lesskey",

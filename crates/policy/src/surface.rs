@@ -320,6 +320,7 @@ pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
 }
 
 const IRB: &str = "irb runs it at every start here where the home has no `.irbrc` (the first of its startup files it finds)";
+const CURLRC: &str = "curl fetches the URLs it names at every call and writes them where it says (any file of the operator's)";
 const LESSKEY: &str = "less runs the `LESSOPEN` input preprocessor it sets on every file it shows (git's pager, `man`)";
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
@@ -620,6 +621,11 @@ pub const HOME_FILES: &[(&str, &str)] = &[
     (".sqliterc", "sqlite3 runs its dot-commands (`.shell`, `.system`) at every start"),
     (".psqlrc", "psql runs its meta-commands (`\\!` runs a shell command) at every start"),
     (".wgetrc", "wget runs the `use_askpass` program it names at every download"),
+    // curl 7.88 fetched a `url` line of `~/.curlrc` besides the one asked for, at a plain
+    // `curl`, and wrote it where an `output` line said: a `file://` URL of a root written over
+    // `~/.bashrc`, no network needed (also `$XDG_CONFIG_HOME/.curlrc`).
+    (".curlrc", CURLRC),
+    (".config/.curlrc", CURLRC),
     (".lesskey", LESSKEY),
     (".less", LESSKEY),
     (".config/lesskey", LESSKEY),
