@@ -101,13 +101,19 @@ command -v unzip >/dev/null || {
 # Round 9: tests/tests/escape.rs runs the real `inotifywait -r` in the workspace (a watcher
 # the Landlock backend's inotify supervisor must keep working).
 # Round 10: crates/tools/tests/bypass.rs runs the real tcpdump (`-z CMD` on a rotated capture).
+# Round 10: tests/tests/scan_escape.rs runs the real less (the `LESSOPEN` a `~/.lesskey`
+# sets) and wget (`~/.wgetrc`'s `use_askpass`); it and crates/tools/tests/files.rs run the real
+# Perl debugger (`.perldb`; perl5db.pl comes with Debian's perl, not perl-base), below.
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
   capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
-  strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump; do
+  strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump less:less; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }
 done
+perl -e 'exit(!grep { -f "$_/perl5db.pl" } @INC)' 2>/dev/null || {
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl
+}
 # redteam (issue 21, round 4): rustup's proxies (`cargo`, `rustc`) run the toolchain a
 # `rust-toolchain.toml` names by path; the test drives a copy of this machine's rustup (under
 # the prefix, so that an unprivileged user can run it too; /root is not theirs).

@@ -2634,3 +2634,226 @@ fn the_homes_bash_completions_are_watched_when_a_root_holds_it() {
         }
     });
 }
+
+/// Round 10 (redsurf23): a writable root below a name of the surface — `ws/.claude`,
+/// `ws/.vscode`, `ws/.git/hooks`, a bare repository `ws/r.git`, and `~/.config/nvim` below the
+/// home. The walk goes by the names below the root, so it took `settings.json`, `tasks.json`,
+/// `pre-commit`, `hooks/post-update` and `plugin/x.lua` there for plain files: a run's plant of
+/// each was left in place, unreported (the file tools asked for the bare repository's hook and
+/// the Neovim plugin, and allowed the rest). Now the scan reports and moves aside each, and the
+/// file tools ask for each.
+#[test]
+fn a_root_below_a_name_of_the_surface_is_watched() {
+    const ROOTS: [&str; 5] = [
+        ".claude",
+        ".vscode",
+        ".git/hooks",
+        "r.git",
+        "h/.config/nvim",
+    ];
+    const PLANTS: [&str; 5] = [
+        ".claude/settings.json",
+        ".vscode/tasks.json",
+        ".git/hooks/pre-commit",
+        "r.git/hooks/post-update",
+        "h/.config/nvim/plugin/x.lua",
+    ];
+    each(|fx| {
+        for root in ROOTS {
+            fs::create_dir_all(fx.ws.join(root)).unwrap();
+        }
+        for repo in [".git", "r.git"] {
+            for d in ["objects", "refs"] {
+                fs::create_dir_all(fx.ws.join(repo).join(d)).unwrap();
+            }
+            fs::write(fx.ws.join(repo).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let roots: String = ROOTS
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("[sandbox.paths.r{i}]\nroot = \"../ws/{r}\"\nmode = \"rw\"\n"))
+            .collect();
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n",
+            &roots,
+        );
+        fs::write(&policy, text).unwrap();
+        let line = PLANTS
+            .iter()
+            .map(|p| format!("mkdir -p \"$(dirname {p})\" && echo 'touch /tmp/x' > {p}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", fx.ws.join("h"))
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in PLANTS {
+            // A directory of the surface that appeared with the run is reported (and moved
+            // aside) whole: the file, or the directory holding it.
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        if fx.ids.is_some() || fx.backend != "landlock" {
+            return; // the file tools' decision depends on neither
+        }
+        for name in PLANTS.iter().chain(&[".claude/notes.md"]) {
+            let o = Command::new(cordon())
+                .args(["check", "--json", "--policy"])
+                .arg(&policy)
+                .arg("write_file")
+                .arg(format!("path={}", fx.ws.join(name).display()))
+                .arg("content=x")
+                .env("HOME", fx.ws.join("h"))
+                .env("XDG_CONFIG_HOME", fx.root.join("home/.config"))
+                .output()
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", describe(&o)));
+            let want = if name.ends_with("notes.md") {
+                "allow"
+            } else {
+                "ask"
+            };
+            assert_eq!(v["decision"], want, "{name}: {}", describe(&o));
+        }
+    });
+}
+
+/// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
+/// start, shown here with the real ones in a home of the test's own: wget runs the
+/// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the
+/// `LESSOPEN` preprocessor `~/.lesskey` sets (on every file it shows: git's pager, `man`),
+/// Perl's debugger `~/.perldb`; curl fetches a `url` of `~/.curlrc` besides the one asked for
+/// and writes it where an `output` line says (any file of the operator's). (sqlite3's
+/// `~/.sqliterc` and psql's `~/.psqlrc`, checked by hand, are read from the passwd entry's
+/// home or once connected to a server.) With the home as the writable root, a run's plant of each was left in place,
+/// unreported; now each is reported and moved aside.
+#[test]
+fn the_homes_pager_downloader_and_debugger_files_are_watched() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path();
+    let ran = |n: &str| home.join(format!("ran-{n}"));
+    let script = |n: &str, tail: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let p = home.join(format!("{n}.sh"));
+        fs::write(
+            &p,
+            format!("#!/bin/sh\ntouch {}\n{tail}\n", ran(n).display()),
+        )
+        .unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    let askpass = script("wget", "echo x");
+    fs::write(
+        home.join(".wgetrc"),
+        format!("use_askpass = {}\n", askpass.display()),
+    )
+    .unwrap();
+    let lessopen = script("less", "cat \"$1\"");
+    fs::write(
+        home.join(".lesskey"),
+        format!("#env\nLESSOPEN=|{} %s\n", lessopen.display()),
+    )
+    .unwrap();
+    fs::write(
+        home.join(".perldb"),
+        format!("system('touch', '{}');\n", ran("perl").display()),
+    )
+    .unwrap();
+    fs::write(home.join("f.txt"), "1;\n").unwrap();
+    fs::write(
+        home.join(".curlrc"),
+        format!(
+            "url = \"file://{}\"\noutput = \"{}\"\n",
+            home.join("f.txt").display(),
+            ran("curl").display()
+        ),
+    )
+    .unwrap();
+    let run = |program: &str, args: &[&str], env: &[(&str, &str)]| {
+        Command::new(program)
+            .args(args)
+            .current_dir(home)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/bin:/bin")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("{program} (Debian packages wget, less, perl, curl) is needed: this test runs the real one: {e}")
+            })
+    };
+    // (Loopback, a port nothing listens on: wget asks for the password before it connects.)
+    let o = run(
+        "wget",
+        &["-q", "-O", "/dev/null", "http://127.0.0.1:9/"],
+        &[],
+    );
+    assert!(ran("wget").exists(), "wget: {}", describe(&o));
+    let o = run("less", &["f.txt"], &[]);
+    assert!(ran("less").exists(), "less: {}", describe(&o));
+    let o = run("perl", &["-d", "f.txt"], &[("PERLDB_OPTS", "NonStop")]);
+    assert!(ran("perl").exists(), "perl -d: {}", describe(&o));
+    let o = run("curl", &["-s", "-o", "/dev/null", "file:///dev/null"], &[]);
+    assert!(ran("curl").exists(), "curl: {}", describe(&o));
+    each(|fx| {
+        let names = [
+            ".wgetrc",
+            ".curlrc",
+            ".config/.curlrc",
+            ".lesskey",
+            ".less",
+            ".config/lesskey",
+            ".perldb",
+            ".sqliterc",
+            ".psqlrc",
+            ".lldbinit",
+            ".ipython/profile_default/ipython_config.json",
+        ];
+        let line = names
+            .iter()
+            .map(|n| format!("mkdir -p \"$(dirname {n})\" && echo x > {n}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in names {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}

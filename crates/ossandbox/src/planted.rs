@@ -525,9 +525,14 @@ impl Snapshot {
             roots: roots.to_vec(),
             ..Snapshot::default()
         };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .and_then(|h| std::fs::canonicalize(h).ok());
         for root in roots {
             s.root_git_dir(root);
             s.operator_hooks(root);
+            s.within_root(root, home.as_deref());
             // An `.envrc` above the root may load a file in it (the walk reads those in it).
             // So may a host's hook configuration above it (`~/.claude/settings.json`, the
             // project's when the root is a subdirectory).
@@ -555,10 +560,6 @@ impl Snapshot {
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
         // and ssh the operator runs (recorded whatever the walk's limit).
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute())
-            .and_then(|h| std::fs::canonicalize(h).ok());
         s.dotenv =
             cordon_policy::surface::dotenv_by_direnv(home.as_deref(), &|v| std::env::var_os(v));
         // The home in no root, but some of its surface kept in one through the operator's
@@ -738,6 +739,37 @@ impl Snapshot {
             self.git_dir(&path, 0);
             self.index_gitlinks(&path);
             self.linked_hooks(&path, root);
+        }
+    }
+
+    /// The surface that the names above `root` put in it (`surface::within_root`), which the
+    /// walk, going by the names below the root, takes for plain files: `settings.json` of the
+    /// root `/p/.claude`, each hook of the root `/p/.git/hooks`, the root that is a bare
+    /// repository itself, a plugin of the root `~/.config/nvim`. Recorded whatever the walk's
+    /// limit, as a root's own `.git` is.
+    fn within_root(&mut self, root: &Path, home: Option<&Path>) {
+        use cordon_policy::surface::{Kind, WithinKind};
+        let roots = [root.to_path_buf()];
+        for w in cordon_policy::surface::within_root(root, home) {
+            let what = if w.kind == Kind::Git {
+                What::GitConfig
+            } else {
+                What::ToolFile
+            };
+            match w.what {
+                WithinKind::GitDir => {
+                    self.git_dir(&w.path, 0);
+                    self.linked_hooks(&w.path, root);
+                }
+                WithinKind::Dir => {
+                    if self.note(w.path.clone(), what, w.why, true) {
+                        self.list(&w.path, what, w.why, 0);
+                    }
+                }
+                WithinKind::File => {
+                    self.note_file(w.path, w.why, &roots);
+                }
+            }
         }
     }
 
@@ -3157,6 +3189,80 @@ mod tests {
                 assert!(path.exists(), "{p} not written back: {found:#?}");
             }
         }
+    }
+
+    /// Round 10 (redsurf23), by construction: a writable root at each directory on the way to
+    /// an entry of the surface (`.claude` of `.claude/settings.json`, `.config` and
+    /// `.config/mise` of `.config/mise/config.toml`, each of `TOOL_DIRS` itself, a `.git`, its
+    /// `hooks`, a bare repository) holds what the names above it make of the surface: the scan
+    /// reports a plant of the rest of each entry (`surface::within_root`), and the file tools'
+    /// classification of the whole path (`files.rs`'s `above_root`) finds it. Before, both
+    /// took `settings.json` in a root `.claude` for a plain file.
+    #[test]
+    fn a_root_below_each_name_of_the_surface_sees_the_rest() {
+        use cordon_policy::surface::{classify, folded, looks_like_git_dir};
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        // (root, a plant below it)
+        let mut cases: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let entries = TOOL_FILES
+            .iter()
+            .map(|(e, _)| (*e, false))
+            .chain(TOOL_DIRS.iter().map(|(e, _)| (*e, true)));
+        for (i, (entry, dir)) in entries.enumerate() {
+            let parts: Vec<&str> = entry.split('/').collect();
+            let last = if dir { parts.len() } else { parts.len() - 1 };
+            for k in 1..=last {
+                let root = base.join(format!("t{i}")).join(parts[..k].join("/"));
+                let mut plant: PathBuf = parts[k..].iter().collect();
+                if dir {
+                    plant.push("x");
+                }
+                cases.push((root, plant));
+            }
+        }
+        git(&base, &["init", "-q", "g"]);
+        git(&base, &["init", "-q", "h"]);
+        git(&base, &["init", "-q", "--bare", "b.git"]);
+        for (root, plant) in [
+            ("g/.git", "hooks/x"),
+            ("h/.git/hooks", "x"),
+            ("b.git", "hooks/x"),
+        ] {
+            cases.push((base.join(root), plant.into()));
+        }
+        for (root, _) in &cases {
+            std::fs::create_dir_all(root).unwrap();
+        }
+        let mut roots: Vec<PathBuf> = cases.iter().map(|(r, _)| r.clone()).collect();
+        roots.sort();
+        roots.dedup();
+        // (Roots one inside another, `t7/.config` and `t7/.config/mise`: each walked as its own.)
+        let before = Snapshot::take(&roots);
+        for (root, plant) in &cases {
+            let p = root.join(plant);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            if !p.exists() {
+                std::fs::write(&p, "x").unwrap();
+            }
+        }
+        let found = Snapshot::take(&roots).findings_since(&before);
+        let slash = Path::new("/");
+        let missed: Vec<String> = cases
+            .iter()
+            .filter_map(|(root, plant)| {
+                let p = root.join(plant);
+                let scan = found.iter().any(|f| p.starts_with(&f.path));
+                let rel = p.strip_prefix(slash).unwrap();
+                let tools = [Some(rel.to_path_buf()), folded(rel)]
+                    .into_iter()
+                    .flatten()
+                    .any(|rel| classify(&rel, &|d| looks_like_git_dir(&slash.join(d))).is_some());
+                (!scan || !tools)
+                    .then(|| format!("{} (scan {scan}, file tools {tools})", p.display()))
+            })
+            .collect();
+        assert!(missed.is_empty(), "{missed:#?}");
     }
 
     /// Round 9 (redsurf22): a surface file the run removed was not reported at all — a

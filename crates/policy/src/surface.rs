@@ -5,9 +5,9 @@
 //! | guard | what it does with the surface |
 //! | --- | --- |
 //! | the kernel profile (`cordon_ossandbox::profile`) | `sandbox.git = "protect"` keeps [`GIT_CONFIG`] of each writable root's `.git` read-only |
-//! | the file tools (`cordon_tools::files`, also behind `cordon hook`'s Write/Edit) | a write, edit or delete of a path [`classify`] names is never allowed by the root's mode alone: it is asked, or denied where the kernel protects it or it is cordon's own |
+//! | the file tools (`cordon_tools::files`, also behind `cordon hook`'s Write/Edit) | a write, edit or delete of a path [`classify`] names (below its root, and as a whole path: the names above the root count) is never allowed by the root's mode alone: it is asked, or denied where the kernel protects it or it is cordon's own |
 //! | `cordon hook` | a write of the hosts' hook settings ([`HOST_SETTINGS`], also where [`HOST_HOMES`] move them) by the agent's file tool is denied outright: it could unhook cordon |
-//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too, where they really are through the operator's links; for a wrapped MCP server after each tool call as well |
+//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too, where they really are through the operator's links; for a wrapped MCP server after each tool call as well; in a root below a name of the surface (`proj/.claude`, `.git/hooks`, a bare repository, `~/.config/nvim`), what those names put in it ([`within_root`]) |
 //!
 //! What was considered and left off, each with its reason, is [`NOT_ON_SURFACE`].
 //!
@@ -167,6 +167,13 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         ".pdbrc",
         "pdb runs the commands and Python statements it holds at `python -m pdb` or a `breakpoint()` started here",
     ),
+    // Round 10 (redsurf23): Perl's debugger likewise runs `./.perldb` (else the home's) as Perl
+    // code at `perl -d`, where the file is the user's and no one else may write it, as a file a
+    // run leaves is (the real perl 5.36 did: tools' files.rs::perls_debugger_file_is_on_the_surface).
+    (
+        ".perldb",
+        "the Perl debugger runs it as Perl code at `perl -d` started here",
+    ),
     // Round 9 (redsurf22): language shells that run a startup file from the directory they
     // start in, besides the home's. Checked with the real programs (tools'
     // files.rs::ruby_and_r_startup_files_are_on_the_surface): irb 1.4 takes the first of
@@ -313,6 +320,8 @@ pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
 }
 
 const IRB: &str = "irb runs it at every start here where the home has no `.irbrc` (the first of its startup files it finds)";
+const CURLRC: &str = "curl fetches the URLs it names at every call and writes them where it says (any file of the operator's)";
+const LESSKEY: &str = "less runs the `LESSOPEN` input preprocessor it sets on every file it shows (git's pager, `man`)";
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
@@ -597,6 +606,42 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".config/hg/hgrc",
         "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
     ),
+    // Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
+    // start, each checked with the real one. sqlite3 3.40 runs the dot-commands of the
+    // `~/.sqliterc` of the passwd entry's home (a `.shell` line ran at `sqlite3 :memory:`);
+    // psql 15 ran a `\!` line of `~/.psqlrc` at `psql -c` once connected; wget 1.21 ran the
+    // `use_askpass` program `~/.wgetrc` names at a download that then failed to connect; less
+    // 590 ran the `LESSOPEN` preprocessor `~/.lesskey` (or its compiled `~/.less`, or
+    // `$XDG_CONFIG_HOME/lesskey`) sets on the file it showed, stdin too with `|-` (git's
+    // pager, `man`); IPython 8.12 ran the `exec_lines` of a JSON profile
+    // (scan_escape.rs::the_homes_pager_downloader_and_debugger_files_are_watched runs wget,
+    // less and perl). From their documentation: lldb runs `~/.lldbinit` at every start (its
+    // `platform shell` and `script` commands), and every Jupyter kernel the profile's
+    // `ipython_kernel_config` files.
+    (".sqliterc", "sqlite3 runs its dot-commands (`.shell`, `.system`) at every start"),
+    (".psqlrc", "psql runs its meta-commands (`\\!` runs a shell command) at every start"),
+    (".wgetrc", "wget runs the `use_askpass` program it names at every download"),
+    // curl 7.88 fetched a `url` line of `~/.curlrc` besides the one asked for, at a plain
+    // `curl`, and wrote it where an `output` line said: a `file://` URL of a root written over
+    // `~/.bashrc`, no network needed (also `$XDG_CONFIG_HOME/.curlrc`).
+    (".curlrc", CURLRC),
+    (".config/.curlrc", CURLRC),
+    (".lesskey", LESSKEY),
+    (".less", LESSKEY),
+    (".config/lesskey", LESSKEY),
+    (
+        ".ipython/profile_default/ipython_config.json",
+        "IPython runs the `exec_lines` and files it names at every start",
+    ),
+    (
+        ".ipython/profile_default/ipython_kernel_config.py",
+        "every Jupyter kernel (ipykernel) runs it at start",
+    ),
+    (
+        ".ipython/profile_default/ipython_kernel_config.json",
+        "every Jupyter kernel (ipykernel) runs the `exec_lines` it names at start",
+    ),
+    (".lldbinit", "lldb runs its commands (`platform shell`, `script`) at every start"),
     (".xsessionrc", "Debian's X session sources it at every graphical login"),
     (".bashrc", "bash runs it in every interactive shell"),
     (".bash_profile", "bash runs it in every login shell"),
@@ -1366,6 +1411,147 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
         }
     }
     None
+}
+
+/// What of the surface a [`Within`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithinKind {
+    /// One file ([`TOOL_FILES`], [`HOME_FILES`]).
+    File,
+    /// A directory whose every file is on the surface ([`TOOL_DIRS`], [`HOME_DIRS`], a git
+    /// directory's `hooks`), or git's configuration there (`config`): watched whole.
+    Dir,
+    /// A git directory: the root itself is one (a bare repository, a `.git`).
+    GitDir,
+}
+
+/// An entry of the surface that the names *above* a writable root put inside it
+/// ([`within_root`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Within {
+    /// Where it is: inside the root, or the root itself.
+    pub path: PathBuf,
+    pub what: WithinKind,
+    pub kind: Kind,
+    pub why: &'static str,
+}
+
+/// The surface that the names above `root` (absolute, canonical) put inside it, which a walk
+/// of the root by the names below it cannot see: with the root `/p/.claude`, its
+/// `settings.json` is Claude Code's settings; with `/p/.git/hooks`, or a bare repository
+/// `/srv/r.git`, or `/p/.git` itself, each hook is git's; with `~/.config/nvim` below the
+/// operator's `home` (canonical), every file is Neovim's. The file tools see these by
+/// classifying the whole path too (`cordon_tools::files`); the after-run scan watches them
+/// from this list. Names are compared (as written and as a file system that ignores case reads
+/// them); each directory from the root up gets the `lstat`s that tell a git directory.
+pub fn within_root(root: &Path, home: Option<&Path>) -> Vec<Within> {
+    let mut out = Vec::new();
+    let names: Vec<String> = root
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_str().unwrap_or("\u{fffd}").to_string()),
+            _ => None,
+        })
+        .collect();
+    let folded_names: Vec<String> = names
+        .iter()
+        .map(|n| {
+            folded(Path::new(n))
+                .and_then(|f| f.to_str().map(str::to_string))
+                .unwrap_or_else(|| n.clone())
+        })
+        .collect();
+    let same = |from: usize, to: usize, entry: &[&str]| {
+        let as_is: Vec<&str> = names[from..to].iter().map(String::as_str).collect();
+        let fold: Vec<&str> = folded_names[from..to].iter().map(String::as_str).collect();
+        names_are(&as_is, entry) || names_are(&fold, entry)
+    };
+    // A tool's entry begun in a directory above the root, `names[i..]` the names from there
+    // down to the root: what is left of the entry lies inside the root (`.claude` +
+    // `settings.json`), or the root lies inside a directory whose every file is read.
+    let tools = TOOL_FILES
+        .iter()
+        .map(|e| (e, WithinKind::File))
+        .chain(TOOL_DIRS.iter().map(|e| (e, WithinKind::Dir)));
+    for ((entry, why), what) in tools {
+        let e: Vec<&str> = entry.split('/').collect();
+        for i in 0..names.len() {
+            let below = names.len() - i;
+            let path = if e.len() > below && same(i, names.len(), &e[..below]) {
+                root.join(e[below..].join("/"))
+            } else if what == WithinKind::Dir && below >= e.len() && same(i, i + e.len(), &e) {
+                root.to_path_buf()
+            } else {
+                continue;
+            };
+            let what = if path == root { WithinKind::Dir } else { what };
+            out.push(Within {
+                path,
+                what,
+                kind: Kind::Tool,
+                why,
+            });
+        }
+    }
+    // A git directory at or above the root: its configuration inside the root.
+    for dir in root.ancestors() {
+        let named = dir.file_name().is_some_and(|n| n == ".git")
+            && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+        if !named && !looks_like_git_dir(dir) {
+            continue;
+        }
+        if dir == root {
+            out.push(Within {
+                path: root.to_path_buf(),
+                what: WithinKind::GitDir,
+                kind: Kind::Git,
+                why: GIT_DIR_WHY,
+            });
+            continue;
+        }
+        for (entry, why) in GIT_CONFIG {
+            let p = dir.join(entry);
+            let path = if p.starts_with(root) {
+                p
+            } else if root.starts_with(&p) {
+                root.to_path_buf()
+            } else {
+                continue;
+            };
+            out.push(Within {
+                path,
+                what: WithinKind::Dir,
+                kind: Kind::Git,
+                why,
+            });
+        }
+    }
+    // The home's surface, where the root lies below the home (`~/.ssh`, `~/.config/nvim`).
+    let below_home = home.and_then(|h| Some((h, root.strip_prefix(h).ok()?)));
+    if let Some((home, rel)) = below_home.filter(|(_, rel)| !rel.as_os_str().is_empty()) {
+        let entries = HOME_FILES
+            .iter()
+            .map(|e| (e, WithinKind::File))
+            .chain(HOME_DIRS.iter().map(|e| (e, WithinKind::Dir)));
+        for ((entry, why), what) in entries {
+            let p = home.join(entry);
+            let path = if p.starts_with(root) && p != root {
+                p
+            } else if what == WithinKind::Dir && rel.starts_with(entry) {
+                root.to_path_buf()
+            } else {
+                continue;
+            };
+            let what = if path == root { WithinKind::Dir } else { what };
+            out.push(Within {
+                path,
+                what,
+                kind: Kind::Home,
+                why,
+            });
+        }
+    }
+    out
 }
 
 /// Whether `name` (as on disk, or as [`folded`] reads it) is the list's `entry` name: as

@@ -490,11 +490,20 @@ impl FileTool {
         // reads `.claude/settings.json`; and so after a `..` (`m/../.claude/settings.json`).
         // Each as written and as a file system that ignores case reads it (`.ENVRC` is
         // `.envrc` on macOS and in an ext4 casefold directory).
-        let on_surface = |rel: &std::path::Path| {
+        let on_surface_at = |base: &std::path::Path, rel: &std::path::Path| {
             [Some(rel.to_path_buf()), folded(rel)]
                 .into_iter()
                 .flatten()
-                .find_map(|rel| classify(&rel, &|d| looks_like_git_dir(&dir.join(d))))
+                .find_map(|rel| classify(&rel, &|d| looks_like_git_dir(&base.join(d))))
+        };
+        let on_surface = |rel: &std::path::Path| on_surface_at(dir, rel);
+        // The names above the root count as much as those in it: in the root `/p/.claude`,
+        // `settings.json` is Claude Code's settings; in `/p/.git/hooks` or a bare repository
+        // above, each file is git's (the after-run scan's `surface::within_root`). So the
+        // whole path is classified too, from `/`.
+        let above_root = || {
+            let slash = std::path::Path::new("/");
+            on_surface_at(slash, real.strip_prefix(slash).ok()?)
         };
         let named = (t.root == root)
             .then(|| as_named(dir, &t.rel))
@@ -521,6 +530,7 @@ impl FileTool {
         let Some(hit) = on_surface(rel)
             .or_else(|| completes_git_dir(dir, rel))
             .or(named)
+            .or_else(above_root)
             .or(at_home)
             .or_else(|| in_moved_home(real, &|v| std::env::var_os(v)))
             .or_else(|| named_by_environment(real, &|v| std::env::var_os(v)))

@@ -2380,3 +2380,85 @@ fn a_configuration_naming_a_program_through_a_link_names_its_target() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 10 (redsurf23): a writable root below a name of the surface. Classified by its path
+/// below the root alone, `settings.json` in the root `ws/.claude` was a plain file to the file
+/// tools, and so were `tasks.json` in the root `ws/.vscode`, `pre-commit` in the root
+/// `ws/.git/hooks` and a plugin in the root `ws/.opencode`: each was allowed by the root's mode
+/// (the real `cordon check` said `allow`). The names above the root count too.
+#[test]
+fn a_root_below_a_name_of_the_surface_is_on_it() {
+    let roots = [
+        ("cl", "ws/.claude"),
+        ("vs", "ws/.vscode"),
+        ("hk", "ws/.git/hooks"),
+        ("oc", "ws/.opencode"),
+        ("bare", "ws/r.git"),
+    ];
+    let body: String = roots
+        .iter()
+        .map(|(name, root)| format!("[sandbox.paths.{name}]\nroot = \"{root}\"\nmode = \"rw\"\n"))
+        .collect();
+    let fx = Fx::with(&body, Limits::default(), |b| {
+        for (_, root) in roots {
+            std::fs::create_dir_all(b.join(root)).unwrap();
+        }
+        for repo in ["ws/.git", "ws/r.git"] {
+            for d in ["objects", "refs"] {
+                std::fs::create_dir_all(b.join(repo).join(d)).unwrap();
+            }
+            std::fs::write(b.join(repo).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+    });
+    for p in [
+        "cl/settings.json",
+        "cl/skills/x/SKILL.md",
+        "vs/tasks.json",
+        "hk/pre-commit",
+        "oc/plugin/x.js",
+        "bare/hooks/post-update",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in ["cl/notes.md", "vs/extensions.json", "bare/description"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 10 (redsurf23): Perl's debugger runs `./.perldb` as Perl code at `perl -d` started
+/// in that directory (before the home's), as pdb runs `./.pdbrc`: shown with the real perl,
+/// which ran a project's `.perldb` (a file of the user's, as a run leaves it). The file tools
+/// allowed `write_file ws/.perldb` by the root's mode before.
+#[test]
+fn perls_debugger_file_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let marker = fx.p("outside/perldb-ran");
+    std::fs::write(
+        ws.join(".perldb"),
+        format!("system('touch', '{}');\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(ws.join("t.pl"), "1;\n").unwrap();
+    let o = std::process::Command::new("perl")
+        .args(["-d", "t.pl"])
+        .current_dir(&ws)
+        .env("HOME", fx.p("outside"))
+        .env("PERLDB_OPTS", "NonStop")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("perl (Debian package perl, with its perl5db.pl) is needed: this test runs the real one: {e}")
+        });
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        marker.exists(),
+        "perl -d did not run the project's .perldb: {o:?}"
+    );
+    for p in ["ws/.perldb", "ws/sub/.perldb"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+}
