@@ -2374,6 +2374,116 @@ fn what_the_run_removed_is_reported_and_written_back() {
     });
 }
 
+/// Class 4, removals (redwrite23's round 10): a cordon killed with SIGKILL after its command
+/// removed the operator's `pre-commit` hook and `.claude/settings.json` — while the command
+/// ran (an agent host's timeout), at its own scan's first write-back, or at the next run's
+/// write-back of the dead run's removals — left both gone and nothing reported: the dead-run
+/// scan compared ctimes, and a removed file has none. The run now keeps every watched path
+/// its "before" snapshot saw; the next run reports each removal and writes it back (content,
+/// mode, owner), once.
+#[test]
+fn what_a_killed_run_removed_is_reported_and_written_back_by_the_next() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::ExitStatusExt;
+    each(|fx| {
+        let killed = |out: &Output, what: &str| {
+            assert!(
+                out.status.signal() == Some(9) || out.status.code() == Some(137),
+                "{what} not killed: {}",
+                describe(out)
+            );
+        };
+        for kill in ["during the run", "at the scan", "at the recovery"] {
+            let what = format!("{} killed {kill}", fx.what());
+            let hook = fx.ws.join(".git/hooks/pre-commit");
+            let settings = fx.ws.join(".claude/settings.json");
+            let _ = fs::remove_dir_all(fx.ws.join(".git"));
+            let _ = fs::remove_dir_all(fx.ws.join(".claude"));
+            for d in [".git/hooks", ".git/objects", ".git/refs", ".claude"] {
+                fs::create_dir_all(fx.ws.join(d)).unwrap();
+            }
+            fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+            fs::set_permissions(&hook, fs::Permissions::from_mode(0o750)).unwrap();
+            fs::write(&settings, "{\"hooks\":1}\n").unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let script = "rm -f .git/hooks/pre-commit && rm -rf .claude";
+            if kill == "at the scan" {
+                // The run's renameat2 calls: its marker into place, then the scan's write-backs.
+                let out = killed_at_rename(fx, script, 2);
+                killed(&out, &what);
+            } else {
+                let ran = fx.ws.join("ran");
+                let mut child = fx
+                    .exec_cmd(&format!("{script} && touch ran && exec sleep 300"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                let deadline = Instant::now() + Duration::from_secs(120);
+                while !ran.exists() {
+                    assert!(Instant::now() < deadline, "{what}: the run never ran");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                fs::remove_file(&ran).unwrap();
+            }
+            if kill == "at the recovery" {
+                // The next run's first renameat2: its first write-back (its own marker comes
+                // after the dead runs' scans).
+                let out = killed_at_rename(fx, "true", 1);
+                killed(&out, &what);
+            }
+            assert!(
+                !hook.exists() && !settings.exists(),
+                "{what}: killed where the test means, before any write-back"
+            );
+            let out = fx.exec("true");
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+            for (p, content, mode) in [
+                (&hook, "#!/bin/sh\nexec scan-secrets\n", 0o750),
+                (&settings, "{\"hooks\":1}\n", 0o644),
+            ] {
+                assert!(
+                    err.contains(&format!(
+                        "an earlier run's cordon ended before its after-run scan; the run removed {} (",
+                        p.display()
+                    )) && err.contains("written back with its earlier content"),
+                    "{what}: the removal of {} was not reported: {err}",
+                    p.display()
+                );
+                assert_eq!(
+                    fs::read_to_string(p).ok().as_deref(),
+                    Some(content),
+                    "{what}: {} not written back: {err}",
+                    p.display()
+                );
+                let m = fs::metadata(p).unwrap();
+                assert_eq!(
+                    m.permissions().mode() & 0o777,
+                    mode,
+                    "{what} {}",
+                    p.display()
+                );
+                if let Some((uid, _)) = fx.ids {
+                    assert_eq!(m.uid(), uid, "{what} {}", p.display());
+                }
+            }
+            // Reported once: the run after that finds nothing more.
+            let out = fx.exec("true");
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{what} {}",
+                describe(&out)
+            );
+        }
+    });
+}
+
 /// Round 9 (redsurf22): the home in no root, the operator's dotfiles checkout a root, linked
 /// into the home as GNU stow does (`~/.bashrc -> ws/dotfiles/bashrc`, `~/.config/nvim ->
 /// ws/dotfiles/nvim`, a dangling `~/.gitconfig -> ws/dotfiles/gitconfig`). A run's change

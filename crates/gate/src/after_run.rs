@@ -947,11 +947,21 @@ fn recover(
             if let Some(findings) =
                 cordon_ossandbox::scan_changed_since(&theirs, since, &kept, Some(&journal))
             {
+                if kept.unlisted > 0 {
+                    eprintln!(
+                        "cordon: warning: an earlier run's cordon ended before its after-run scan, and {} of the files it watched in {} were past what a run keeps (1 MiB): had it removed one of them, cordon could not tell; check them",
+                        kept.unlisted,
+                        clean(&list)
+                    );
+                }
                 for f in &findings {
                     // Changed since the run began, by ctime: an edit of the operator's after
                     // the kill looks the same, and is what went aside then.
                     let yours = match f.handling {
                         Handling::Restored(_) => " (if you changed it yourself since that run began, your version is the one moved aside)",
+                        // Gone since the run began: a removal of the operator's after the
+                        // kill looks the same.
+                        Handling::Recreated => " (if you removed it yourself since that run began, remove it again)",
                         // The run kept contents, but not this one's: too large.
                         Handling::Quarantined(_)
                             if f.change == Change::Changed
