@@ -27,7 +27,8 @@
 //! gone) over one of its own roots does the dead run's scan first — everything watched that
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
 //! recorded, a changed file given back the earlier content its run kept after its marker's
-//! text once its "before" snapshot had read it ([`Pending::keep`]) — and refuses to run
+//! text once its "before" snapshot had read it ([`Pending::keep`]), a file the run removed
+//! written back from the same — and refuses to run
 //! while a scan could not complete (the walk's limit), until the operator has looked and
 //! deleted the marker.
 //!
