@@ -2484,6 +2484,88 @@ fn what_a_killed_run_removed_is_reported_and_written_back_by_the_next() {
     });
 }
 
+/// Class 1 at the write-back of a killed run's removals (redwrite23's round 10): the run
+/// removed `.claude` and `.git/hooks` and put links to a directory outside its roots in their
+/// place (where the operator's next tool, or cordon's write-back, would follow them), then
+/// cordon was killed. The next run moves the links aside and writes the removed files back
+/// into real directories: nothing is written through a link, and the warning about a link
+/// does not say its content was too large to keep (it had said so of every path the run had
+/// not kept a content for).
+#[test]
+fn a_killed_runs_links_in_place_of_removed_directories_are_not_written_through() {
+    each(|fx| {
+        let outside = fx.root.join("home/outside");
+        fs::create_dir_all(&outside).unwrap();
+        for d in [".git/hooks", ".git/objects", ".git/refs", ".claude"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        let settings = fx.ws.join(".claude/settings.json");
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        fs::write(&settings, "{\"hooks\":1}\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+            chown_tree(&outside, uid, gid);
+        }
+        let ran = fx.ws.join("ran");
+        let mut child = fx
+            .exec_cmd(&format!(
+                "rm -rf .claude .git/hooks && ln -s {o} .claude && ln -s {o} .git/hooks && \
+                 touch ran && exec sleep 300",
+                o = outside.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !ran.exists() {
+            assert!(Instant::now() < deadline, "{} the run never ran", fx.what());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let written: Vec<_> = fs::read_dir(&outside).unwrap().flatten().collect();
+        assert!(
+            written.is_empty(),
+            "{} written through the link: {written:?}",
+            fx.what()
+        );
+        for (p, content) in [
+            (&hook, "#!/bin/sh\nexec scan-secrets\n"),
+            (&settings, "{\"hooks\":1}\n"),
+        ] {
+            let parent = fs::symlink_metadata(p.parent().unwrap()).unwrap();
+            assert!(parent.is_dir(), "{} {}", fx.what(), p.display());
+            assert_eq!(
+                fs::read_to_string(p).ok().as_deref(),
+                Some(content),
+                "{} {}: {err}",
+                fx.what(),
+                p.display()
+            );
+        }
+        assert!(
+            err.contains(&format!(
+                "the run left {} (changed",
+                fx.ws.join(".claude").display()
+            )) && !err.contains("larger than 64 KiB"),
+            "{} {err}",
+            fx.what()
+        );
+    });
+}
+
 /// Round 9 (redsurf22): the home in no root, the operator's dotfiles checkout a root, linked
 /// into the home as GNU stow does (`~/.bashrc -> ws/dotfiles/bashrc`, `~/.config/nvim ->
 /// ws/dotfiles/nvim`, a dangling `~/.gitconfig -> ws/dotfiles/gitconfig`). A run's change

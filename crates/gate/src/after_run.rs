@@ -963,11 +963,10 @@ fn recover(
                         // Gone since the run began: a removal of the operator's after the
                         // kill looks the same.
                         Handling::Recreated => " (if you removed it yourself since that run began, remove it again)",
-                        // The run kept contents, but not this one's: too large.
+                        // The run kept what it saw, but not this file's content: too large
+                        // (not said of a directory or a link the run put in a file's place).
                         Handling::Quarantined(_)
-                            if f.change == Change::Changed
-                                && !kept.is_empty()
-                                && !kept.holds(&f.path) =>
+                            if f.change == Change::Changed && kept.content_left_out(&f.path) =>
                         {
                             " (its earlier content was not kept: larger than 64 KiB, or past the 1 MiB a run keeps in all)"
                         }

@@ -2065,14 +2065,12 @@ impl Kept {
         Kept::parse(bytes).unwrap_or_default()
     }
 
-    /// Whether any content was kept (the run's kept part was whole, and held a file's).
-    pub fn is_empty(&self) -> bool {
-        !self.seen.values().any(|s| s.earlier().is_some())
-    }
-
-    /// Whether the earlier content of `path` was kept.
-    pub fn holds(&self, path: &Path) -> bool {
-        self.earlier(path).is_some()
+    /// Whether `path` was a regular file whose content was not kept (too large, or past the
+    /// total): what a warning about it says, and not of a directory or a link.
+    pub fn content_left_out(&self, path: &Path) -> bool {
+        self.seen
+            .get(path)
+            .is_some_and(|s| s.id.0 == FILE && s.content.is_none())
     }
 
     /// The earlier content (mode, owner) of the file at `path`, where it was kept.
@@ -4556,7 +4554,8 @@ mod tests {
         assert_eq!(kept.unlisted, 0);
         assert_eq!(kept.seen.len(), n, "every path is listed");
         assert!(kept.left_out >= 4, "{}", kept.left_out);
-        assert!(kept.holds(&root.join("d000/.envrc")));
-        assert!(!kept.holds(&root.join(format!("d{:03}/.envrc", n - 1))));
+        assert!(kept.earlier(&root.join("d000/.envrc")).is_some());
+        let last = root.join(format!("d{:03}/.envrc", n - 1));
+        assert!(kept.earlier(&last).is_none() && kept.content_left_out(&last));
     }
 }
