@@ -1952,6 +1952,84 @@ fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
     });
 }
 
+/// A full disk at the write-back of a killed run's removal (redwrite23's round 10): the run
+/// removed the operator's `pre-commit` and filled its root (a small tmpfs), then cordon was
+/// killed. The next run cannot write the hook back (no space): it says so, and the dead run's
+/// marker stays with what the run kept (its state `restore`); once there is room, the run
+/// after writes the hook back (content, mode) and the marker goes. Before, the marker went
+/// with the scan, and the hook's content with it.
+#[test]
+fn a_full_disk_at_a_killed_runs_write_back_loses_no_removed_file() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let _fs = SmallFs::mount(&fx.ws, "256k");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o750)).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let ran = fx.ws.join("ran");
+        let mut child = fx
+            .exec_cmd(
+                "rm .git/hooks/pre-commit && touch ran && head -c 1M /dev/zero > fill; \
+                 touch filled; exec sleep 300",
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !ran.exists() || !fx.ws.join("filled").exists() {
+            assert!(Instant::now() < deadline, "{} the run never ran", fx.what());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the run removed {} (", hook.display()))
+                && err.contains("NOT restored")
+                && err.contains("the next run over this root writes it back once it can"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!hook.exists(), "{}", fx.what());
+        fs::remove_file(fx.ws.join("fill")).unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains("written back now"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some("#!/bin/sh\nexec scan-secrets\n"),
+            "{}",
+            fx.what()
+        );
+        assert_eq!(
+            fs::metadata(&hook).unwrap().permissions().mode() & 0o7777,
+            0o750
+        );
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
 /// The disk the command fills is the log's too (the audit log in the root, a supported
 /// layout; or the home that holds both): after the run's `.envrc` is moved aside, neither the
 /// earlier content nor the scan's journal entry can be written. Before, the warning said "the

@@ -945,6 +945,12 @@ fn recover(
             let kept_bytes = &kept;
             let kept = cordon_ossandbox::Kept::read(kept_bytes);
             let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
+            // A removed file whose content the run kept and this scan could not write back.
+            let unwritten = |f: &Finding| {
+                f.change == Change::Removed
+                    && matches!(f.handling, Handling::Reported(_))
+                    && kept.holds(&f.path)
+            };
             if let Some(findings) =
                 cordon_ossandbox::scan_changed_since(&theirs, since, &kept, Some(&journal))
             {
@@ -970,6 +976,11 @@ fn recover(
                         {
                             " (its earlier content was not kept: larger than 64 KiB, or past the 1 MiB a run keeps in all)"
                         }
+                        // Its content kept, and not written back (a full disk): kept for the
+                        // next run, as an earlier content a full disk kept from its file.
+                        Handling::Reported(_) if unwritten(f) => {
+                            " (its earlier content stays kept beside the marker: the next run over this root writes it back once it can)"
+                        }
                         _ => "",
                     };
                     eprintln!(
@@ -989,7 +1000,7 @@ fn recover(
                 }
                 if findings
                     .iter()
-                    .any(|f| matches!(f.handling, Handling::Unrestored(..)))
+                    .any(|f| matches!(f.handling, Handling::Unrestored(..)) || unwritten(f))
                 {
                     // As a live scan's: the marker stays, to write them back next time.
                     let text = marker_text(&theirs, started, "restore", &[], their_log.as_deref());

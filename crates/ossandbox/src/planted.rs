@@ -2065,6 +2065,11 @@ impl Kept {
         Kept::parse(bytes).unwrap_or_default()
     }
 
+    /// Whether the earlier content of `path` was kept.
+    pub fn holds(&self, path: &Path) -> bool {
+        self.earlier(path).is_some()
+    }
+
     /// Whether `path` was a regular file whose content was not kept (too large, or past the
     /// total): what a warning about it says, and not of a directory or a link.
     pub fn content_left_out(&self, path: &Path) -> bool {
