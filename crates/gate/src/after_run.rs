@@ -178,6 +178,41 @@ pub fn before_discovery() {
     }
 }
 
+/// The roots that hold `path` of the runs going now (their marker locked by a live cordon)
+/// that record beside a default audit log of this environment: a write cordon makes at `path`
+/// meanwhile (`cordon install`) would be taken by that run's after-run scan for its command's
+/// change and undone. Runs recording to a policy's own `approval.audit_log` are not seen.
+pub fn live_runs_over(path: &Path) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out: Vec<PathBuf> = Vec::new();
+    for log in default_logs() {
+        let Some(d) = scans_beside(&log).and_then(|d| cordon_fs::safe::Dir::anchor(&d).ok()) else {
+            continue;
+        };
+        let Ok(names) = d.entries() else {
+            continue;
+        };
+        for (n, _) in names {
+            let name = Path::new(&n);
+            // Live: its lock held (`lock_if_free` takes none then).
+            if !n.as_bytes().starts_with(b"run-") || !matches!(lock_if_free(&d, name), Ok(None)) {
+                continue;
+            }
+            let said = d
+                .read(name, MARKER_MAX as u64)
+                .ok()
+                .flatten()
+                .and_then(|b| parse_marker(std::str::from_utf8(split_kept(&b).0?).ok()?));
+            for r in said.map(|s| s.roots).unwrap_or_default() {
+                if path.starts_with(&r) && !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The default audit logs of this environment (`$XDG_STATE_HOME/cordon/audit.jsonl`, and the
 /// one under HOME), as `Policy::approval.other_audit_logs` names them.
 fn default_logs() -> Vec<PathBuf> {
