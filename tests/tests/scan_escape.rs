@@ -1952,6 +1952,84 @@ fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
     });
 }
 
+/// A full disk at the write-back of a killed run's removal (redwrite23's round 10): the run
+/// removed the operator's `pre-commit` and filled its root (a small tmpfs), then cordon was
+/// killed. The next run cannot write the hook back (no space): it says so, and the dead run's
+/// marker stays with what the run kept (its state `restore`); once there is room, the run
+/// after writes the hook back (content, mode) and the marker goes. Before, the marker went
+/// with the scan, and the hook's content with it.
+#[test]
+fn a_full_disk_at_a_killed_runs_write_back_loses_no_removed_file() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let _fs = SmallFs::mount(&fx.ws, "256k");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o750)).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let ran = fx.ws.join("ran");
+        let mut child = fx
+            .exec_cmd(
+                "rm .git/hooks/pre-commit && touch ran && head -c 1M /dev/zero > fill; \
+                 touch filled; exec sleep 300",
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !ran.exists() || !fx.ws.join("filled").exists() {
+            assert!(Instant::now() < deadline, "{} the run never ran", fx.what());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the run removed {} (", hook.display()))
+                && err.contains("NOT restored")
+                && err.contains("the next run over this root writes it back once it can"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!hook.exists(), "{}", fx.what());
+        fs::remove_file(fx.ws.join("fill")).unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains("written back now"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some("#!/bin/sh\nexec scan-secrets\n"),
+            "{}",
+            fx.what()
+        );
+        assert_eq!(
+            fs::metadata(&hook).unwrap().permissions().mode() & 0o7777,
+            0o750
+        );
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
 /// The disk the command fills is the log's too (the audit log in the root, a supported
 /// layout; or the home that holds both): after the run's `.envrc` is moved aside, neither the
 /// earlier content nor the scan's journal entry can be written. Before, the warning said "the
@@ -2371,6 +2449,198 @@ fn what_the_run_removed_is_reported_and_written_back() {
                 );
             }
         }
+    });
+}
+
+/// Class 4, removals (redwrite23's round 10): a cordon killed with SIGKILL after its command
+/// removed the operator's `pre-commit` hook and `.claude/settings.json` — while the command
+/// ran (an agent host's timeout), at its own scan's first write-back, or at the next run's
+/// write-back of the dead run's removals — left both gone and nothing reported: the dead-run
+/// scan compared ctimes, and a removed file has none. The run now keeps every watched path
+/// its "before" snapshot saw; the next run reports each removal and writes it back (content,
+/// mode, owner), once.
+#[test]
+fn what_a_killed_run_removed_is_reported_and_written_back_by_the_next() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::ExitStatusExt;
+    each(|fx| {
+        let killed = |out: &Output, what: &str| {
+            assert!(
+                out.status.signal() == Some(9) || out.status.code() == Some(137),
+                "{what} not killed: {}",
+                describe(out)
+            );
+        };
+        for kill in ["during the run", "at the scan", "at the recovery"] {
+            let what = format!("{} killed {kill}", fx.what());
+            let hook = fx.ws.join(".git/hooks/pre-commit");
+            let settings = fx.ws.join(".claude/settings.json");
+            let _ = fs::remove_dir_all(fx.ws.join(".git"));
+            let _ = fs::remove_dir_all(fx.ws.join(".claude"));
+            for d in [".git/hooks", ".git/objects", ".git/refs", ".claude"] {
+                fs::create_dir_all(fx.ws.join(d)).unwrap();
+            }
+            fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+            fs::set_permissions(&hook, fs::Permissions::from_mode(0o750)).unwrap();
+            fs::write(&settings, "{\"hooks\":1}\n").unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let script = "rm -f .git/hooks/pre-commit && rm -rf .claude";
+            if kill == "at the scan" {
+                // The run's renameat2 calls: its marker into place, then the scan's write-backs.
+                let out = killed_at_rename(fx, script, 2);
+                killed(&out, &what);
+            } else {
+                let ran = fx.ws.join("ran");
+                let mut child = fx
+                    .exec_cmd(&format!("{script} && touch ran && exec sleep 300"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                let deadline = Instant::now() + Duration::from_secs(120);
+                while !ran.exists() {
+                    assert!(Instant::now() < deadline, "{what}: the run never ran");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                fs::remove_file(&ran).unwrap();
+            }
+            if kill == "at the recovery" {
+                // The next run's first renameat2: its first write-back (its own marker comes
+                // after the dead runs' scans).
+                let out = killed_at_rename(fx, "true", 1);
+                killed(&out, &what);
+            }
+            assert!(
+                !hook.exists() && !settings.exists(),
+                "{what}: killed where the test means, before any write-back"
+            );
+            let out = fx.exec("true");
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+            for (p, content, mode) in [
+                (&hook, "#!/bin/sh\nexec scan-secrets\n", 0o750),
+                (&settings, "{\"hooks\":1}\n", 0o644),
+            ] {
+                assert!(
+                    err.contains(&format!(
+                        "an earlier run's cordon ended before its after-run scan; the run removed {} (",
+                        p.display()
+                    )) && err.contains("written back with its earlier content"),
+                    "{what}: the removal of {} was not reported: {err}",
+                    p.display()
+                );
+                assert_eq!(
+                    fs::read_to_string(p).ok().as_deref(),
+                    Some(content),
+                    "{what}: {} not written back: {err}",
+                    p.display()
+                );
+                let m = fs::metadata(p).unwrap();
+                assert_eq!(
+                    m.permissions().mode() & 0o777,
+                    mode,
+                    "{what} {}",
+                    p.display()
+                );
+                if let Some((uid, _)) = fx.ids {
+                    assert_eq!(m.uid(), uid, "{what} {}", p.display());
+                }
+            }
+            // Reported once: the run after that finds nothing more.
+            let out = fx.exec("true");
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{what} {}",
+                describe(&out)
+            );
+        }
+    });
+}
+
+/// Class 1 at the write-back of a killed run's removals (redwrite23's round 10): the run
+/// removed `.claude` and `.git/hooks` and put links to a directory outside its roots in their
+/// place (where the operator's next tool, or cordon's write-back, would follow them), then
+/// cordon was killed. The next run moves the links aside and writes the removed files back
+/// into real directories: nothing is written through a link, and the warning about a link
+/// does not say its content was too large to keep (it had said so of every path the run had
+/// not kept a content for).
+#[test]
+fn a_killed_runs_links_in_place_of_removed_directories_are_not_written_through() {
+    each(|fx| {
+        let outside = fx.root.join("home/outside");
+        fs::create_dir_all(&outside).unwrap();
+        for d in [".git/hooks", ".git/objects", ".git/refs", ".claude"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        let settings = fx.ws.join(".claude/settings.json");
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        fs::write(&settings, "{\"hooks\":1}\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+            chown_tree(&outside, uid, gid);
+        }
+        let ran = fx.ws.join("ran");
+        let mut child = fx
+            .exec_cmd(&format!(
+                "rm -rf .claude .git/hooks && ln -s {o} .claude && ln -s {o} .git/hooks && \
+                 touch ran && exec sleep 300",
+                o = outside.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !ran.exists() {
+            assert!(Instant::now() < deadline, "{} the run never ran", fx.what());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let written: Vec<_> = fs::read_dir(&outside).unwrap().flatten().collect();
+        assert!(
+            written.is_empty(),
+            "{} written through the link: {written:?}",
+            fx.what()
+        );
+        for (p, content) in [
+            (&hook, "#!/bin/sh\nexec scan-secrets\n"),
+            (&settings, "{\"hooks\":1}\n"),
+        ] {
+            let parent = fs::symlink_metadata(p.parent().unwrap()).unwrap();
+            assert!(parent.is_dir(), "{} {}", fx.what(), p.display());
+            assert_eq!(
+                fs::read_to_string(p).ok().as_deref(),
+                Some(content),
+                "{} {}: {err}",
+                fx.what(),
+                p.display()
+            );
+        }
+        assert!(
+            err.contains(&format!(
+                "the run left {} (changed",
+                fx.ws.join(".claude").display()
+            )) && !err.contains("larger than 64 KiB"),
+            "{} {err}",
+            fx.what()
+        );
     });
 }
 

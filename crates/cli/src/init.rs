@@ -232,8 +232,10 @@ pub fn run(force: bool) -> Exit {
         },
     };
     let text = policy_text(&cwd);
+    // Whole or not at all: a cordon killed in the middle left an empty `cordon.toml`, which the
+    // next `cordon init` refused and `cordon policy trust` pinned.
     let written = cordon_fs::safe::Dir::anchor(&cwd).and_then(|d| {
-        d.create_new(
+        d.create_whole(
             Path::new(cordon_policy::DEFAULT_POLICY_FILE),
             text.as_bytes(),
             0o644,

@@ -390,6 +390,18 @@ pub fn write_with_backup(
     old: Option<&str>,
     out: &str,
 ) -> Result<(), Error> {
+    // A cordon run going over this file would take the write for its command's change at its
+    // after-run scan and undo it: install said it installed, and cordon's hook was gone.
+    let target = std::fs::canonicalize(anchor)
+        .unwrap_or_else(|_| anchor.to_path_buf())
+        .join(rel);
+    if let Some(root) = cordon_gate::live_runs_over(&target).first() {
+        return Err(Error::failure(format!(
+            "{}: a cordon run over {} is going, and its after-run scan would take this change for its command's and undo it; run this again once it has ended",
+            crate::term::clean(&target.display().to_string()),
+            crate::term::clean(&root.display().to_string())
+        )));
+    }
     let root = cordon_fs::safe::Dir::anchor(anchor).map_err(Error::failure)?;
     let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(p) => root.create_dirs(p, 0o755).map_err(Error::failure)?,

@@ -347,3 +347,49 @@ fn a_linked_work_tree_keeps_its_gitdir_file() {
     );
     assert_eq!(std::fs::read(linked.join(".git")).unwrap(), gitfile);
 }
+
+/// Round 10 (redwrite23): `cordon init` killed with SIGKILL at its write of the policy (by the
+/// real strace, `-e inject` at its first `write`: the policy's text) left an empty
+/// `cordon.toml` under the name. The next `cordon init` refused it ("already exists"), and a
+/// `cordon policy trust` trusted the empty file, which then failed every call. Now the policy is
+/// written whole under a temporary name and renamed onto its name without replacing anything: a
+/// kill leaves no `cordon.toml`, and the next `cordon init` writes and trusts it.
+#[test]
+fn init_killed_at_its_write_leaves_no_part_of_the_policy() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tempfile::tempdir().unwrap();
+    git_init(d.path());
+    let inner = command(d.path());
+    let mut c = std::process::Command::new("strace");
+    c.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=write"])
+        .args(["-e", "inject=write:error=EIO:signal=SIGKILL:when=1", "--"])
+        .arg(inner.get_program())
+        .arg("init")
+        .current_dir(d.path())
+        .stdin(Stdio::null());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let o = c
+        .output()
+        .expect("strace is needed for this test (Debian package `strace`)");
+    assert!(
+        o.status.signal() == Some(9) || o.status.code() == Some(137),
+        "not killed: {:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    let p = d.path().join("cordon.toml");
+    assert!(
+        std::fs::symlink_metadata(&p).is_err(),
+        "a part of the policy is under its name: {:?}",
+        std::fs::read_to_string(&p)
+    );
+    let o = cordon(d.path(), &["init"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(decision(d.path(), "git status").0, "allow");
+    assert_eq!(decision(d.path(), "git push --force origin main").0, "deny");
+}

@@ -671,3 +671,77 @@ fn doctor_reads_claude_codes_disable_all_hooks_by_precedence() {
         "{line}"
     );
 }
+
+/// Round 10 (redwrite23): `cordon install claude` while a cordon run over the project was
+/// going said it installed, and the run's after-run scan then took the new settings for its
+/// command's change: moved aside, the earlier ones restored, cordon's hook gone from Claude
+/// Code's settings (the warning going to the run's caller, not to the operator). Now install
+/// refuses while such a run is going, saying why; once it has ended, install works and stays.
+#[test]
+fn install_while_a_run_over_the_project_is_going_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let base = t.path().canonicalize().unwrap();
+    let (project, home) = (base.join("project"), base.join("home"));
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, "{\"x\": 1}\n").unwrap();
+    // The default audit log (the tests' XDG_STATE_HOME): the run's marker lies beside it.
+    let policy = base.join("policy.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox]\nnetwork = \"deny\"\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n",
+            project.display()
+        ),
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let run = common::command(&project)
+        .env("HOME", &home)
+        .args(["exec", "--policy", policy, "--approve-all", "--"])
+        .args(["sh", "-c", "touch started && exec sleep 3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !project.join("started").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = cordon(&project, &home, &["install", "claude"]);
+    let during = common::stderr(&o);
+    let ran = run.wait_with_output().unwrap();
+    assert!(ran.status.success(), "{}", common::stderr(&ran));
+    assert_eq!(
+        o.status.code(),
+        Some(125),
+        "install during the run: {during}"
+    );
+    assert!(
+        during.contains("a cordon run over") && during.contains("once it has ended"),
+        "{during}"
+    );
+    assert_eq!(read(&settings), json!({"x": 1}), "{}", common::stderr(&ran));
+    // Once the run has ended: installed, and a run after that leaves it in place.
+    let o = cordon(&project, &home, &["install", "claude"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = common::command(&project)
+        .env("HOME", &home)
+        .args(["exec", "--policy", policy, "--approve-all", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        commands(&read(&settings), "PreToolUse")
+            .iter()
+            .any(|c| c.contains("cordon")),
+        "{}",
+        common::stderr(&o)
+    );
+}

@@ -438,6 +438,30 @@ impl Dir {
         self.create_new_with(rel, bytes, mode, true)
     }
 
+    /// Creates the regular file `rel` with `bytes`, whole or not at all: written and synced
+    /// under a temporary name beside it, then renamed onto the name without replacing anything
+    /// (`RENAME_NOREPLACE`: refused when the name exists, a link included), the directory
+    /// synced. For a file a person then acts on (the policy `cordon init` writes): a writer
+    /// killed in the middle of [`Dir::create_new`] leaves an empty or partial file that then
+    /// holds the name; here it leaves only a temporary file, which the next write beside it
+    /// sweeps.
+    pub fn create_whole(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+        let (dir, name) = self.parent_of(rel)?;
+        let shown = self.path.join(rel);
+        let tmp = dir.create_temp(name, bytes, mode, true)?;
+        if let Err(e) =
+            rustix::fs::renameat_with(&dir.fd, &tmp, &dir.fd, name, RenameFlags::NOREPLACE)
+        {
+            let _ = rustix::fs::unlinkat(&dir.fd, &tmp, AtFlags::empty());
+            return Err(match e {
+                Errno::EXIST if self.is_link(rel) => SafeError::Link(shown),
+                e => io_err(&shown, e),
+            });
+        }
+        dir.sweep_temps(name);
+        rustix::fs::fsync(&dir.fd).map_err(|e| io_err(&dir.path, e))
+    }
+
     /// [`Dir::create_new`] without its sync: for a file the caller locks before it writes and
     /// syncs its content (a journal entry created empty).
     pub fn create_new_unsynced(
@@ -842,6 +866,53 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let d = Dir::anchor(t.path()).unwrap();
         (t, d)
+    }
+
+    /// A file created whole: never over a name (a file, a link, a dangling one: the target
+    /// untouched), nothing left beside it, a dead writer's stale temporary file swept.
+    #[test]
+    fn a_file_created_whole_replaces_nothing_and_leaves_nothing_beside_it() {
+        let (t, d) = tree();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let stale = t.path().join(".p.toml.999999999.1a.0.cordon-tmp");
+        std::fs::write(&stale, "").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        d.create_whole(Path::new("p.toml"), b"version = 1\n", 0o640)
+            .unwrap();
+        let p = t.path().join("p.toml");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "version = 1\n");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o7,
+            0,
+            "no wider than asked"
+        );
+        let names: Vec<_> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["p.toml"], "{names:?}");
+        let e = d
+            .create_whole(Path::new("p.toml"), b"x", 0o644)
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+        std::fs::write(t.path().join("target"), "keep").unwrap();
+        symlink("target", t.path().join("l")).unwrap();
+        symlink("gone", t.path().join("dangling")).unwrap();
+        for l in ["l", "dangling"] {
+            let e = d.create_whole(Path::new(l), b"x", 0o644).unwrap_err();
+            assert!(matches!(e, SafeError::Link(_)), "{l}: {e}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("target")).unwrap(),
+            "keep"
+        );
+        assert!(!t.path().join("gone").exists());
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 4);
     }
 
     #[test]

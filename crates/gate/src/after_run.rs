@@ -27,7 +27,8 @@
 //! gone) over one of its own roots does the dead run's scan first — everything watched that
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
 //! recorded, a changed file given back the earlier content its run kept after its marker's
-//! text once its "before" snapshot had read it ([`Pending::keep`]) — and refuses to run
+//! text once its "before" snapshot had read it ([`Pending::keep`]), a file the run removed
+//! written back from the same — and refuses to run
 //! while a scan could not complete (the walk's limit), until the operator has looked and
 //! deleted the marker.
 //!
@@ -175,6 +176,41 @@ pub fn before_discovery() {
             }
         }
     }
+}
+
+/// The roots that hold `path` of the runs going now (their marker locked by a live cordon)
+/// that record beside a default audit log of this environment: a write cordon makes at `path`
+/// meanwhile (`cordon install`) would be taken by that run's after-run scan for its command's
+/// change and undone. Runs recording to a policy's own `approval.audit_log` are not seen.
+pub fn live_runs_over(path: &Path) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out: Vec<PathBuf> = Vec::new();
+    for log in default_logs() {
+        let Some(d) = scans_beside(&log).and_then(|d| cordon_fs::safe::Dir::anchor(&d).ok()) else {
+            continue;
+        };
+        let Ok(names) = d.entries() else {
+            continue;
+        };
+        for (n, _) in names {
+            let name = Path::new(&n);
+            // Live: its lock held (`lock_if_free` takes none then).
+            if !n.as_bytes().starts_with(b"run-") || !matches!(lock_if_free(&d, name), Ok(None)) {
+                continue;
+            }
+            let said = d
+                .read(name, MARKER_MAX as u64)
+                .ok()
+                .flatten()
+                .and_then(|b| parse_marker(std::str::from_utf8(split_kept(&b).0?).ok()?));
+            for r in said.map(|s| s.roots).unwrap_or_default() {
+                if path.starts_with(&r) && !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The default audit logs of this environment (`$XDG_STATE_HOME/cordon/audit.jsonl`, and the
@@ -944,21 +980,41 @@ fn recover(
             let kept_bytes = &kept;
             let kept = cordon_ossandbox::Kept::read(kept_bytes);
             let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
+            // A removed file whose content the run kept and this scan could not write back.
+            let unwritten = |f: &Finding| {
+                f.change == Change::Removed
+                    && matches!(f.handling, Handling::Reported(_))
+                    && kept.holds(&f.path)
+            };
             if let Some(findings) =
                 cordon_ossandbox::scan_changed_since(&theirs, since, &kept, Some(&journal))
             {
+                if kept.unlisted > 0 {
+                    eprintln!(
+                        "cordon: warning: an earlier run's cordon ended before its after-run scan, and {} of the files it watched in {} were past what a run keeps (1 MiB): had it removed one of them, cordon could not tell; check them",
+                        kept.unlisted,
+                        clean(&list)
+                    );
+                }
                 for f in &findings {
                     // Changed since the run began, by ctime: an edit of the operator's after
                     // the kill looks the same, and is what went aside then.
                     let yours = match f.handling {
                         Handling::Restored(_) => " (if you changed it yourself since that run began, your version is the one moved aside)",
-                        // The run kept contents, but not this one's: too large.
+                        // Gone since the run began: a removal of the operator's after the
+                        // kill looks the same.
+                        Handling::Recreated => " (if you removed it yourself since that run began, remove it again)",
+                        // The run kept what it saw, but not this file's content: too large
+                        // (not said of a directory or a link the run put in a file's place).
                         Handling::Quarantined(_)
-                            if f.change == Change::Changed
-                                && !kept.is_empty()
-                                && !kept.holds(&f.path) =>
+                            if f.change == Change::Changed && kept.content_left_out(&f.path) =>
                         {
                             " (its earlier content was not kept: larger than 64 KiB, or past the 1 MiB a run keeps in all)"
+                        }
+                        // Its content kept, and not written back (a full disk): kept for the
+                        // next run, as an earlier content a full disk kept from its file.
+                        Handling::Reported(_) if unwritten(f) => {
+                            " (its earlier content stays kept beside the marker: the next run over this root writes it back once it can)"
                         }
                         _ => "",
                     };
@@ -979,7 +1035,7 @@ fn recover(
                 }
                 if findings
                     .iter()
-                    .any(|f| matches!(f.handling, Handling::Unrestored(..)))
+                    .any(|f| matches!(f.handling, Handling::Unrestored(..)) || unwritten(f))
                 {
                     // As a live scan's: the marker stays, to write them back next time.
                     let text = marker_text(&theirs, started, "restore", &[], their_log.as_deref());

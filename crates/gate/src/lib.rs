@@ -84,7 +84,7 @@ use cordon_tools::assess::{assess, ShellContext, ShellReading};
 use cordon_tools::shell;
 use cordon_tools::tool::{Assessment, Toolbox};
 
-pub use after_run::Watch;
+pub use after_run::{live_runs_over, Watch};
 pub use cordon_approval::{
     Answer, AskError, Asker, AsyncAsker, By, Explanation, Outcome, Pending, Request,
 };

