@@ -81,6 +81,8 @@ const MAX_CONTENT: u64 = 64 * 1024;
 /// this many bytes: the marker is read whole.
 const KEEP_TOTAL: usize = 1 << 20;
 const KEEP_HEAD: &[u8] = b"cordon kept contents v1\n";
+/// The git states a run keeps ([`Snapshot::kept`]) take at most this many bytes.
+const KEEP_GIT: usize = 1 << 20;
 /// An index larger than this is not parsed (its gitlinks are not compared).
 const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
@@ -736,7 +738,7 @@ impl Snapshot {
             && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
         {
             self.git_dir(&path, 0);
-            self.index_gitlinks(&path);
+            self.index_gitlinks(&path, root);
             self.linked_hooks(&path, root);
         }
     }
@@ -1106,8 +1108,10 @@ impl Snapshot {
                     self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true);
                     if is_dir {
                         self.git_dir(&path, 0);
-                        self.index_gitlinks(&path);
+                        self.index_gitlinks(&path, &dir);
                         self.linked_hooks(&path, &root_of);
+                    } else {
+                        self.linked_git_dir(&path, &dir);
                     }
                     continue;
                 }
@@ -1247,6 +1251,9 @@ impl Snapshot {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 if path.join("HEAD").exists() || path.join("commondir").exists() {
                     self.git_dir(&path, depth);
+                    if dir.file_name().is_some_and(|n| n == "worktrees") {
+                        self.linked_worktree(&path);
+                    }
                 } else {
                     self.nested_git_dirs(&path, why, depth + 1);
                 }
@@ -1297,41 +1304,96 @@ impl Snapshot {
     /// `git update-index --split-index`, keeps most entries there). Read as git reads them,
     /// through a symlink too (git follows one), but never blocking on a FIFO and only a
     /// regular file of bounded size.
-    fn index_gitlinks(&mut self, git_dir: &Path) {
-        let index = git_dir.join("index");
-        let mut files = vec![index.clone()];
-        if let Ok(rd) = std::fs::read_dir(git_dir) {
-            files.extend(
-                rd.flatten()
-                    .filter(|e| e.file_name().as_bytes().starts_with(b"sharedindex."))
-                    .map(|e| e.path()),
-            );
-        }
-        let mut links = BTreeSet::new();
-        // Every index file's bytes (a split index's own and its shared one's), kept as read:
-        // their entries are compared only when the index changed (`git_state`); `None` once
-        // one that exists is no index cordon can read.
-        let mut raw: Option<(Vec<std::sync::Arc<Vec<u8>>>, usize)> = Some((Vec::new(), 20));
-        let exists = std::fs::symlink_metadata(&index).is_ok();
-        for file in files {
-            let bytes = read_index(&file);
-            match bytes.as_deref().and_then(gitlinks_of) {
-                Some((found, hash)) => {
-                    links.extend(found);
-                    if let (Some((all, h)), Some(bytes)) = (raw.as_mut(), bytes) {
-                        all.push(std::sync::Arc::new(bytes));
-                        *h = hash;
-                    }
-                }
-                None if std::fs::symlink_metadata(&file).is_ok() => raw = None,
-                None => {}
-            }
-        }
-        let state = git_state::GitState::read(git_dir, raw, exists);
+    fn index_gitlinks(&mut self, git_dir: &Path, worktree: &Path) {
+        let (links, raw, exists) = index_files(git_dir);
+        let state = git_state::GitState::read(git_dir, worktree, raw, exists);
         self.git.insert(git_dir.to_path_buf(), state);
-        self.gitlinks.insert(index, links);
+        self.gitlinks.insert(git_dir.join("index"), links);
     }
 
+    /// A linked worktree's git directory (`.git/worktrees/NAME`): its index, HEAD and
+    /// pseudo-refs, for the worktree its `gitdir` file names (wherever that is: the operator's
+    /// `git reset --hard` there writes what its HEAD holds).
+    fn linked_worktree(&mut self, git_dir: &Path) {
+        let Ok(Some(text)) = cordon_fs::safe::read_followed(&git_dir.join("gitdir"), 4096) else {
+            return;
+        };
+        let dot_git = PathBuf::from(OsString::from_vec(text.trim_ascii_end().to_vec()));
+        if let Some(worktree) = dot_git.parent().filter(|w| w.is_absolute()) {
+            self.git_state(git_dir, worktree);
+        }
+    }
+
+    /// The git directory a `.git` file (`gitdir: PATH`: a linked worktree's, a submodule's)
+    /// or link in a root names, when it lies in a root: its state is recorded as a `.git`
+    /// directory's is, for this worktree. One outside every root is not read: the run cannot
+    /// write there, and a `.git` file it planted must not send the scan reading elsewhere.
+    fn linked_git_dir(&mut self, dot_git: &Path, worktree: &Path) {
+        let named = match cordon_fs::safe::read_followed(dot_git, 4096) {
+            Ok(Some(text)) => match text.trim_ascii_end().strip_prefix(b"gitdir: ") {
+                Some(p) => worktree.join(std::ffi::OsStr::from_bytes(p)),
+                None => return,
+            },
+            _ => dot_git.to_path_buf(), // a link (followed by canonicalize)
+        };
+        let Ok(real) = std::fs::canonicalize(&named) else {
+            return;
+        };
+        if real.is_dir() && self.roots.iter().any(|r| real.starts_with(r)) {
+            self.git_state(&real, worktree);
+        }
+    }
+
+    /// Records `git_dir`'s state (see `git_state`) for `worktree`, once per git directory.
+    fn git_state(&mut self, git_dir: &Path, worktree: &Path) {
+        if self.git.contains_key(git_dir) {
+            return;
+        }
+        let (_, raw, exists) = index_files(git_dir);
+        let state = git_state::GitState::read(git_dir, worktree, raw, exists);
+        self.git.insert(git_dir.to_path_buf(), state);
+    }
+}
+
+/// What an index file's bytes are kept as (see [`index_files`]).
+type IndexFiles = Option<(Vec<std::sync::Arc<Vec<u8>>>, usize)>;
+
+/// The gitlinks of a git directory's index, and the index files' bytes, and whether the index
+/// exists.
+fn index_files(git_dir: &Path) -> (BTreeSet<Vec<u8>>, IndexFiles, bool) {
+    let index = git_dir.join("index");
+    let mut files = vec![index.clone()];
+    if let Ok(rd) = std::fs::read_dir(git_dir) {
+        files.extend(
+            rd.flatten()
+                .filter(|e| e.file_name().as_bytes().starts_with(b"sharedindex."))
+                .map(|e| e.path()),
+        );
+    }
+    let mut links = BTreeSet::new();
+    // Every index file's bytes (a split index's own and its shared one's), kept as read:
+    // their entries are compared only when the index changed (`git_state`); `None` once
+    // one that exists is no index cordon can read.
+    let mut raw: IndexFiles = Some((Vec::new(), 20));
+    let exists = std::fs::symlink_metadata(&index).is_ok();
+    for file in files {
+        let bytes = read_index(&file);
+        match bytes.as_deref().and_then(gitlinks_of) {
+            Some((found, hash)) => {
+                links.extend(found);
+                if let (Some((all, h)), Some(bytes)) = (raw.as_mut(), bytes) {
+                    all.push(std::sync::Arc::new(bytes));
+                    *h = hash;
+                }
+            }
+            None if std::fs::symlink_metadata(&file).is_ok() => raw = None,
+            None => {}
+        }
+    }
+    (links, raw, exists)
+}
+
+impl Snapshot {
     /// What appeared or changed at or after `since` (by ctime, which a command cannot set
     /// back), each moved aside: the scan of a run whose cordon died before its own scan (killed
     /// by an agent host's timeout), done by the next run without the "before" snapshot.
@@ -1386,6 +1448,28 @@ impl Snapshot {
         for f in &mut out {
             f.handling = quarantine(f, kept.files.get(&f.path).cloned(), journal);
         }
+        // Git's state, compared with what the run kept of it before it began.
+        match &kept.git {
+            Some(git) => {
+                let found = self.git_state_findings(git, &out);
+                out.extend(found);
+            }
+            None => {
+                for (git_dir, now) in &self.git {
+                    if now.index_changed_since(since) {
+                        out.push(Finding {
+                            path: git_dir.clone(),
+                            what: What::GitState,
+                            change: Change::Changed,
+                            why: "the dead run changed this repository's index, and cordon could not check what it staged: its earlier git state was not kept".into(),
+                            handling: Handling::Reported(
+                                "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
+                            ),
+                        });
+                    }
+                }
+            }
+        }
         out
     }
 
@@ -1433,6 +1517,14 @@ impl Snapshot {
         word(&mut out, body.len());
         word(&mut out, left_out as usize);
         out.extend_from_slice(&body);
+        // Then the git directories' states (refs, reflogs, the index's surface entries): the
+        // dead-run scan compares git's state with them as the run's own scan would have.
+        // Left out past KEEP_GIT (then that scan says it could not check).
+        let git: String = self.git.iter().map(|(d, s)| s.kept(d)).collect();
+        if git.len() <= KEEP_GIT {
+            word(&mut out, git.len());
+            out.extend_from_slice(git.as_bytes());
+        }
         out
     }
 
@@ -1529,7 +1621,7 @@ impl Snapshot {
                 });
             }
         }
-        out.extend(self.git_state_since(before, &out));
+        out.extend(self.git_state_findings(&before.git, &out));
         for f in &mut out {
             if matches!(f.what, What::Gitlink | What::GitState) {
                 continue;
@@ -1558,13 +1650,18 @@ impl Snapshot {
     /// A path whose worktree file already is what git holds (the operator's checkout would
     /// write the same) is left out, unless the scan found that file planted itself (`found`:
     /// it is about to be moved aside, and the checkout would write the plant back).
-    fn git_state_since(&self, before: &Snapshot, found: &[Finding]) -> Vec<Finding> {
+    fn git_state_findings(
+        &self,
+        before: &BTreeMap<PathBuf, git_state::GitState>,
+        found: &[Finding],
+    ) -> Vec<Finding> {
         let mut out = Vec::new();
         for (git_dir, now) in &self.git {
-            let Some(was) = before.git.get(git_dir) else {
+            let Some(was) = before.get(git_dir) else {
                 continue;
             };
-            let worktree = git_dir.parent().unwrap_or(Path::new("/"));
+            // Where the operator's git writes, as it was before the run.
+            let worktree = was.worktree();
             let (in_git, unchecked) = now.changes_since(git_dir, was);
             for (rel, places) in in_git {
                 let full = worktree.join(std::ffi::OsStr::from_bytes(&rel));
@@ -1576,7 +1673,7 @@ impl Snapshot {
                 {
                     continue;
                 }
-                let mut places: Vec<&str> = places.iter().map(|(p, _)| *p).collect();
+                let mut places: Vec<&str> = places.iter().map(|(p, _)| p.as_str()).collect();
                 places.dedup();
                 let rel_s = String::from_utf8_lossy(&rel).into_owned();
                 let why = cordon_policy::surface::classify(
@@ -1589,12 +1686,12 @@ impl Snapshot {
                     what: What::GitState,
                     change: Change::Appeared,
                     why: format!(
-                        "put by the run into {} of {}: the operator's `git checkout`/`git restore` (index), `git reset --hard` (HEAD) or `git stash pop` would write it out for the next tool to run ({why})",
+                        "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`), for the next tool to run ({why})",
                         places.join(", "),
                         git_dir.display()
                     ),
                     handling: Handling::Reported(format!(
-                        "cordon does not rewrite git's state; check `git diff --cached -- {rel_s}`, `git show HEAD -- {rel_s}`, `git stash show -p`, and undo what you did not mean (`git rm --cached {rel_s}`, `git reset HEAD~`, `git stash drop`)"
+                        "cordon does not rewrite git's state; check `git diff --cached -- {rel_s}`, `git log --all -p -- {rel_s}`, `git reflog`, `git stash list -p`, and undo what you did not mean (`git rm --cached {rel_s}`, `git reset HEAD~`, `git branch -D`, `git update-ref -d REF`, `git stash drop`, `git reflog expire --expire-unreachable=now --all`)"
                     )),
                 });
             }
@@ -1604,10 +1701,10 @@ impl Snapshot {
                     what: What::GitState,
                     change: Change::Changed,
                     why: format!(
-                        "the run changed this repository's index, HEAD or stash, and cordon could not check what it staged or committed ({why})"
+                        "the run changed this repository's index, refs or reflogs, and cordon could not check what it put there ({why})"
                     ),
                     handling: Handling::Reported(
-                        "check `git diff --cached`, `git show HEAD` and `git stash list` before any `git checkout`, `git reset --hard` or `git stash pop`".into(),
+                        "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
                     ),
                 });
             }
@@ -1958,6 +2055,9 @@ fn stamped_at_or_after((secs, nsec): (i64, i64), since: Began) -> bool {
 #[derive(Debug, Default)]
 pub struct Kept {
     files: BTreeMap<PathBuf, journal::Earlier>,
+    /// The git directories' states before the run (`None`: not kept, too large or an older
+    /// cordon's marker).
+    git: Option<BTreeMap<PathBuf, git_state::GitState>>,
     /// Files whose content was not kept (too large): moved aside and not restored.
     pub left_out: u32,
 }
@@ -2020,10 +2120,19 @@ impl Kept {
             Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
         };
         let (len, left_out) = (word(rest, 0)?, word(rest, 4)? as u32);
-        let body = rest.get(8..)?;
-        if body.len() != len {
-            return None;
-        }
+        let body = rest.get(8..8 + len)?;
+        // The git states, when kept: a length and that many bytes, to the end.
+        let git = match rest.get(8 + len..)? {
+            [] => None,
+            tail => {
+                let n = word(tail, 0)?;
+                let text = tail.get(4..)?;
+                if text.len() != n {
+                    return None;
+                }
+                Some(git_state::GitState::from_kept(text)?)
+            }
+        };
         let mut files = BTreeMap::new();
         let mut at = 0;
         while at < body.len() {
@@ -2047,7 +2156,11 @@ impl Kept {
                 },
             );
         }
-        Some(Kept { files, left_out })
+        Some(Kept {
+            files,
+            git,
+            left_out,
+        })
     }
 }
 
