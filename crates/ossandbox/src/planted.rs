@@ -293,8 +293,11 @@ pub struct Snapshot {
     seen: BTreeMap<PathBuf, Seen>,
     /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
     gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
-    /// Git directory → what of its index, HEAD and stash the operator's git could write out.
+    /// Git directory → what of its index, refs and reflogs the operator's git could write out.
     git: BTreeMap<PathBuf, git_state::GitState>,
+    /// While a snapshot is taken: the earlier snapshot's reads of each git directory's refs
+    /// and reflogs, and when it began (see `git_state::Reads`).
+    earlier_git: HashMap<PathBuf, (git_state::Reads, SystemTime)>,
     /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
     listings: HashMap<PathBuf, Listing>,
     /// When the snapshot began.
@@ -527,6 +530,11 @@ impl Snapshot {
             roots: roots.to_vec(),
             ..Snapshot::default()
         };
+        if let Some((e, t)) = earlier.and_then(|e| Some((e, e.started?))) {
+            for (d, g) in &e.git {
+                s.earlier_git.insert(d.clone(), (g.reads().clone(), t));
+            }
+        }
         for root in roots {
             s.root_git_dir(root);
             s.operator_hooks(root);
@@ -608,6 +616,7 @@ impl Snapshot {
         for root in roots {
             s.walk(root, limit, earlier);
         }
+        s.earlier_git.clear();
         s
     }
 
@@ -1306,7 +1315,8 @@ impl Snapshot {
     /// regular file of bounded size.
     fn index_gitlinks(&mut self, git_dir: &Path, worktree: &Path) {
         let (links, raw, exists) = index_files(git_dir);
-        let state = git_state::GitState::read(git_dir, worktree, raw, exists);
+        let earlier = self.earlier_git.get(git_dir).map(|(r, t)| (r, *t));
+        let state = git_state::GitState::read(git_dir, worktree, raw, exists, earlier);
         self.git.insert(git_dir.to_path_buf(), state);
         self.gitlinks.insert(git_dir.join("index"), links);
     }
@@ -1350,7 +1360,8 @@ impl Snapshot {
             return;
         }
         let (_, raw, exists) = index_files(git_dir);
-        let state = git_state::GitState::read(git_dir, worktree, raw, exists);
+        let earlier = self.earlier_git.get(git_dir).map(|(r, t)| (r, *t));
+        let state = git_state::GitState::read(git_dir, worktree, raw, exists, earlier);
         self.git.insert(git_dir.to_path_buf(), state);
     }
 }
@@ -1471,6 +1482,12 @@ impl Snapshot {
             }
         }
         out
+    }
+
+    /// The refs, reflogs and their directories this snapshot read (the rest were known
+    /// unchanged from an earlier snapshot).
+    pub fn git_read(&self) -> usize {
+        self.git.values().map(git_state::GitState::fresh).sum()
     }
 
     /// Forgets the contents this snapshot read: nothing is put back from it (the run's
@@ -2708,6 +2725,89 @@ mod tests {
             assert_eq!(staged.len(), 1, "{format}: {found:?}");
             assert!(staged[0].why.contains("could not check"), "{staged:?}");
         }
+    }
+
+    /// A commit with a surface file whose only trace is an earlier line of a reflog rewritten
+    /// in place (same length, same inode: git only appends, the run need not) is reported:
+    /// a reflog is compared by its digest, not its length. Pseudo-refs holding garbage
+    /// (empty, short ids, a symbolic loop) are read without a panic and without a finding.
+    #[test]
+    fn a_reflog_rewritten_in_place_and_garbage_pseudo_refs() {
+        use std::io::{Seek, Write};
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        std::fs::write(w.join("a"), "a").unwrap();
+        git(&w, &["add", "a"]);
+        git(&w, &["commit", "-q", "-m", "a"]);
+        git(&w, &["commit", "-q", "--allow-empty", "-m", "b"]);
+        // The plant's commit, made before the snapshot (its objects are the operator's too).
+        std::fs::write(w.join(".envrc"), "evil").unwrap();
+        git(&w, &["add", ".envrc"]);
+        let tree = git_out(&w, &["write-tree"]);
+        git(&w, &["rm", "-q", "--cached", ".envrc"]);
+        std::fs::remove_file(w.join(".envrc")).unwrap();
+        let evil = git_out(&w, &["commit-tree", tree.trim(), "-m", "e"]);
+        let mut before = Snapshot::take(&roots);
+        before.started = before.started.map(|t| t + Duration::from_secs(60));
+        // The first line's new id becomes the plant's commit, in place.
+        let log = w.join(".git/logs/HEAD");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let first = text.lines().next().unwrap();
+        let old = first.split(' ').nth(1).unwrap();
+        let mut f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+        f.seek(std::io::SeekFrom::Start(41)).unwrap();
+        f.write_all(evil.trim().as_bytes()).unwrap();
+        drop(f);
+        assert_eq!(old.len(), evil.trim().len());
+        assert_eq!(std::fs::read_to_string(&log).unwrap().len(), text.len());
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join(".envrc"));
+        assert!(staged[0].why.contains("the reflog of HEAD"), "{staged:?}");
+
+        let before = Snapshot::take(&roots);
+        std::fs::write(w.join(".git/ORIG_HEAD"), "").unwrap();
+        std::fs::write(w.join(".git/FETCH_HEAD"), "abc\tnot-for-merge\n\n").unwrap();
+        std::fs::write(w.join(".git/MERGE_HEAD"), "ref: MERGE_HEAD\n").unwrap();
+        std::fs::write(w.join(".git/REBASE_HEAD"), "ref: refs/heads/none\n").unwrap();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert!(staged[0].why.contains("could not check"), "{staged:?}");
+        assert!(staged[0].why.contains("nest too deep"), "{staged:?}");
+    }
+
+    /// A `.git` file naming a git directory outside every root (planted or the operator's) is
+    /// not followed: the scan reads no git state there. One naming a git directory in a root
+    /// is recorded for the worktree the file is in.
+    #[test]
+    fn a_git_file_is_followed_only_into_a_root() {
+        let outside = tempfile::tempdir().unwrap();
+        let outside = std::fs::canonicalize(outside.path()).unwrap();
+        git(&outside, &["init", "-q"]);
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        std::fs::create_dir_all(w.join("away")).unwrap();
+        std::fs::write(
+            w.join("away/.git"),
+            format!("gitdir: {}\n", outside.join(".git").display()),
+        )
+        .unwrap();
+        std::fs::create_dir_all(w.join("sub")).unwrap();
+        git(
+            &w.join("sub"),
+            &["init", "-q", "--separate-git-dir", "../.sub-git"],
+        );
+        let s = Snapshot::take(&roots);
+        let dirs: Vec<&PathBuf> = s.git.keys().collect();
+        assert_eq!(dirs, [&w.join(".sub-git")], "{dirs:?}");
+        assert_eq!(s.git[&w.join(".sub-git")].worktree(), w.join("sub"));
     }
 
     /// A surface file staged (index only) is reported; the same index rewritten without a

@@ -16,7 +16,7 @@
 //! Fail closed: what cannot be read (an index that is no index, a missing or corrupt object, a
 //! reftable whose tables changed) is reported as not checked, never passed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read;
@@ -167,6 +167,10 @@ pub(super) struct GitState {
     /// Every reflog (`logs/HEAD`, `logs/refs/...`): `HEAD@{1}`, `@{-1}` (`git checkout -`),
     /// `stash@{1}` name the commits in it.
     logs: BTreeMap<String, Log>,
+    /// What was read for `refs` and `logs`, for a later snapshot to take what did not change.
+    reads: Reads,
+    /// How many of `reads` were read, not taken from an earlier snapshot.
+    fresh: usize,
 }
 
 impl super::IndexEntry {
@@ -217,18 +221,53 @@ impl GitState {
         &self.worktree
     }
 
+    /// A state of which only what was read is known (kept listings, `listings.rs`): an
+    /// earlier snapshot's, never compared with.
+    pub(super) fn from_reads(reads: Reads) -> GitState {
+        GitState {
+            worktree: PathBuf::new(),
+            index_id: None,
+            index: None,
+            kept_entries: None,
+            hash: 20,
+            refs: BTreeMap::new(),
+            logs: BTreeMap::new(),
+            reads,
+            fresh: 0,
+        }
+    }
+
+    /// How many refs, reflogs and their directories were read (not taken from an earlier
+    /// snapshot): what is on file for the next run is stale when any was.
+    pub(super) fn fresh(&self) -> usize {
+        self.fresh
+    }
+
+    /// What was read for its refs and reflogs ([`Reads`]).
+    pub(super) fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
     /// Reads `git_dir`'s state (its worktree at `worktree`): `files` are its index's bytes
     /// (with the id length), `None` when the index exists but is no index cordon can read.
+    /// Its refs and reflogs unchanged since `earlier` (an earlier snapshot's reads, and when
+    /// it began) are taken from there.
     pub(super) fn read(
         git_dir: &Path,
         worktree: &Path,
         files: Option<(Vec<Arc<Vec<u8>>>, usize)>,
         index_exists: bool,
+        earlier: Option<(&Reads, std::time::SystemTime)>,
     ) -> GitState {
         let index_id = std::fs::metadata(git_dir.join("index"))
             .ok()
             .map(|m| super::identity(&m));
-        let (refs, logs) = read_refs(git_dir);
+        let mut reader = Reader {
+            earlier,
+            now: HashMap::new(),
+            fresh: 0,
+        };
+        let (refs, logs) = read_refs(git_dir, &mut reader);
         // The index's id length, else (no index) HEAD's.
         let head_len = refs
             .get("HEAD")
@@ -252,6 +291,8 @@ impl GitState {
             hash,
             refs,
             logs,
+            reads: reader.now,
+            fresh: reader.fresh,
         }
     }
 
@@ -529,6 +570,8 @@ impl GitState {
                             hash: w[3].parse().ok()?,
                             refs: BTreeMap::new(),
                             logs: BTreeMap::new(),
+                            reads: HashMap::new(),
+                            fresh: 0,
                         },
                     ));
                 }
@@ -557,7 +600,7 @@ impl GitState {
                     let r = match w[2] {
                         "ok" => Ok(w[3..]
                             .iter()
-                            .map(|i| hex::decode(i).ok())
+                            .map(|i| oid(i.as_bytes()).ok())
                             .collect::<Option<Vec<_>>>()?),
                         "err" => Err(string(w.get(3)?)?),
                         _ => return None,
@@ -581,6 +624,15 @@ impl GitState {
         }
         cur.is_none().then_some(out)
     }
+}
+
+/// An object id written in hex (SHA-1's 40 digits or SHA-256's 64); anything else is none.
+fn oid(text: impl AsRef<[u8]>) -> Result<Vec<u8>, ()> {
+    let text = text.as_ref();
+    if text.len() != 40 && text.len() != 64 {
+        return Err(());
+    }
+    hex::decode(text).map_err(|_| ())
 }
 
 /// Where reflog `name` is: `HEAD`'s in the git directory, the others in the common one.
@@ -610,7 +662,7 @@ fn appended(path: &Path, then: Option<&Log>) -> Result<Vec<Vec<u8>>, String> {
     for line in bytes[from..].split(|&b| b == b'\n') {
         let (head, msg) = line.split_once_byte(b'\t').unwrap_or((line, b""));
         for w in head.split(|&b| b == b' ').take(2) {
-            if let Ok(id) = hex::decode(w) {
+            if let Ok(id) = oid(w) {
                 if id.iter().any(|&b| b != 0) {
                     out.push(id);
                 }
@@ -618,7 +670,7 @@ fn appended(path: &Path, then: Option<&Log>) -> Result<Vec<Vec<u8>>, String> {
         }
         if let Some(rest) = msg.strip_prefix(b"checkout: moving from ") {
             let from = rest.split(|&b| b == b' ').next().unwrap_or(b"");
-            if let Ok(id) = hex::decode(from) {
+            if let Ok(id) = oid(from) {
                 out.push(id);
             }
         }
@@ -638,31 +690,129 @@ fn common_dir(git_dir: &Path) -> PathBuf {
     }
 }
 
-/// The ids a ref file or pseudo-ref holds: a symbolic ref (`ref: refs/heads/main`) resolved,
-/// else the first word of each line that is an object id (`FETCH_HEAD`'s lines carry more).
-fn held(git_dir: &Path, common: &Path, text: &[u8]) -> Ref {
-    let t = text.trim_ascii();
-    if let Some(to) = t.strip_prefix(b"ref: ") {
-        let name = String::from_utf8_lossy(to.trim_ascii()).into_owned();
-        return resolve(git_dir, common, &name).map(|id| id.into_iter().collect());
-    }
+/// The ids a ref file or pseudo-ref that is no symbolic ref holds: the first word of each
+/// line that is an object id (`FETCH_HEAD`'s lines carry more).
+fn held(text: &[u8]) -> Vec<Vec<u8>> {
     let mut ids = Vec::new();
-    for line in t.split(|&b| b == b'\n') {
+    for line in text.trim_ascii().split(|&b| b == b'\n') {
         let w = line
             .split(|&b| b == b'\t' || b == b' ')
             .next()
             .unwrap_or(b"");
-        if let Ok(id) = hex::decode(w) {
+        if let Ok(id) = oid(w) {
             ids.push(id);
         }
     }
-    Ok(ids)
+    ids
 }
 
-/// Every ref and reflog of `git_dir` (see [`GitState`]'s `refs` and `logs`). A repository
-/// that leaves git alone costs a listing of the git directory, of `refs/` and `logs/`, and a
-/// read of each ref and reflog.
-fn read_refs(git_dir: &Path) -> (BTreeMap<String, Ref>, BTreeMap<String, Log>) {
+/// When a file or directory was last changed, as far as reading it again goes: (dev, ino,
+/// size, mtime, mtime_nsec, ctime, ctime_nsec). A write moves ctime, which a run cannot set
+/// back.
+type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+
+/// What a snapshot read of a git directory's refs and reflogs, by path, each with its stamp
+/// then: a ref's text, a reflog's length and digest, a directory's names (or why it could not
+/// be read). The "after" snapshot takes what did not change from the "before" one's.
+pub(super) type Reads = HashMap<PathBuf, (Stamp, Arc<Result<Vec<u8>, String>>)>;
+
+fn stamp(m: &std::fs::Metadata) -> Stamp {
+    (
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    )
+}
+
+/// Reads files and directories, or takes them from an earlier snapshot's [`Reads`] where
+/// their stamp is the same (one `stat` instead of an open, reads and a close) and older than
+/// that snapshot by [`super::SETTLED`] (a change in the same tick of the kernel's coarse
+/// clock as that snapshot's read would carry the same stamp).
+struct Reader<'a> {
+    earlier: Option<(&'a Reads, std::time::SystemTime)>,
+    now: Reads,
+    /// How many were read, not taken.
+    fresh: usize,
+}
+
+impl Reader<'_> {
+    fn take(
+        &mut self,
+        path: &Path,
+        read: impl FnOnce(&Path) -> Result<Vec<u8>, String>,
+    ) -> Arc<Result<Vec<u8>, String>> {
+        // Stamped first, read after: a change in between leaves a newer stamp than the
+        // stamp kept, never an older one.
+        let Ok(m) = std::fs::metadata(path) else {
+            return Arc::new(read(path));
+        };
+        let st = stamp(&m);
+        let settled = |(secs, nsec): (i64, i64), before: std::time::SystemTime| {
+            u64::try_from(secs).is_ok_and(|secs| {
+                std::time::UNIX_EPOCH + std::time::Duration::new(secs, nsec as u32) + super::SETTLED
+                    < before
+            })
+        };
+        let value = match self.earlier.and_then(|(r, t)| Some((r.get(path)?, t))) {
+            Some(((was, v), t)) if *was == st && settled((st.5, st.6), t) => v.clone(),
+            _ => {
+                self.fresh += 1;
+                Arc::new(read(path))
+            }
+        };
+        self.now.insert(path.to_path_buf(), (st, value.clone()));
+        value
+    }
+
+    /// A file's bytes (links followed, as git does; never blocking), empty when missing.
+    fn file(&mut self, path: &Path, max: u64) -> Arc<Result<Vec<u8>, String>> {
+        self.take(path, |p| {
+            cordon_fs::safe::read_followed(p, max)
+                .map(Option::unwrap_or_default)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// A directory's entries: each name, with `/` after a directory's.
+    fn dir(&mut self, path: &Path) -> Vec<(String, bool)> {
+        let v = self.take(path, |p| {
+            let rd = std::fs::read_dir(p).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            for e in rd.flatten() {
+                out.extend_from_slice(e.file_name().as_bytes());
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    out.push(b'/');
+                }
+                out.push(0);
+            }
+            Ok(out)
+        });
+        let Ok(names) = v.as_ref() else {
+            return Vec::new();
+        };
+        names
+            .split(|&b| b == 0)
+            .filter(|n| !n.is_empty())
+            .map(|n| match n.strip_suffix(b"/") {
+                Some(d) => (String::from_utf8_lossy(d).into_owned(), true),
+                None => (String::from_utf8_lossy(n).into_owned(), false),
+            })
+            .collect()
+    }
+}
+
+/// Every ref and reflog of `git_dir` (see [`GitState`]'s `refs` and `logs`), and what was read
+/// for them. A repository that leaves git alone costs, in the "after" snapshot, a `stat` of
+/// each ref and reflog and of the directories that hold them; the "before" snapshot reads
+/// them.
+fn read_refs(
+    git_dir: &Path,
+    reader: &mut Reader,
+) -> (BTreeMap<String, Ref>, BTreeMap<String, Log>) {
     let common = common_dir(git_dir);
     let mut refs = BTreeMap::new();
     let mut logs = BTreeMap::new();
@@ -682,114 +832,155 @@ fn read_refs(git_dir: &Path) -> (BTreeMap<String, Ref>, BTreeMap<String, Log>) {
         );
         return (refs, logs);
     }
-    let read = |path: &Path| -> Ref {
-        match cordon_fs::safe::read_followed(path, 1 << 20) {
-            Ok(Some(t)) => held(git_dir, &common, &t),
-            Ok(None) => Ok(Vec::new()),
-            Err(e) => Err(e.to_string()),
-        }
-    };
+    // The loose refs' texts and the pseudo-refs', resolved once all are read.
+    let mut texts: BTreeMap<String, Result<Vec<u8>, String>> = BTreeMap::new();
     // The pseudo-refs present (one listing of the git directory, not a failed open each).
-    let present: std::collections::HashSet<Vec<u8>> = std::fs::read_dir(git_dir)
-        .map(|rd| rd.flatten().map(|e| e.file_name().into_vec()).collect())
-        .unwrap_or_default();
+    let present: std::collections::HashSet<String> =
+        reader.dir(git_dir).into_iter().map(|(n, _)| n).collect();
     for name in PSEUDO_REFS {
         let first = name.split('/').next().unwrap_or(name);
-        if present.contains(first.as_bytes()) {
-            refs.insert(name.to_string(), read(&git_dir.join(name)));
+        if present.contains(first) {
+            texts.insert(
+                name.to_string(),
+                (*reader.file(&git_dir.join(name), 1 << 20)).clone(),
+            );
         }
     }
     // A linked worktree's refs (but for its HEAD and pseudo-refs) and reflogs (but for HEAD's)
     // are its repository's, read there.
-    if common != git_dir {
-        if present.contains(b"logs".as_slice()) {
-            list_logs(&git_dir.join("logs"), "", &mut logs, true);
-        }
-        return (refs, logs);
-    }
-    // Packed first: a loose ref of the same name is what git reads.
-    match cordon_fs::safe::read_followed(&common.join("packed-refs"), 256 << 20) {
-        Ok(Some(text)) => {
-            for line in text.split(|&b| b == b'\n') {
-                if line.starts_with(b"#") || line.starts_with(b"^") {
-                    continue;
+    let linked = common != git_dir;
+    let mut packed = BTreeMap::new();
+    if !linked {
+        // Packed first: a loose ref of the same name is what git reads.
+        match &*reader.file(&common.join("packed-refs"), 256 << 20) {
+            Ok(text) => {
+                for line in text.split(|&b| b == b'\n') {
+                    if line.starts_with(b"#") || line.starts_with(b"^") {
+                        continue;
+                    }
+                    if let Some((id, n)) = line.split_once_byte(b' ') {
+                        let n = String::from_utf8_lossy(n).into_owned();
+                        let id = oid(id)
+                            .map(|i| vec![i])
+                            .map_err(|_| format!("packed-refs: {n} holds no object id"));
+                        packed.insert(n, id);
+                    }
                 }
-                if let Some((id, n)) = line.split_once_byte(b' ') {
-                    let id = hex::decode(id).map(|i| vec![i]).map_err(|_| {
-                        format!(
-                            "packed-refs: {} holds no object id",
-                            String::from_utf8_lossy(n)
-                        )
-                    });
-                    refs.insert(String::from_utf8_lossy(n).into_owned(), id);
+            }
+            Err(e) => {
+                refs.insert("packed-refs".into(), Err(e.clone()));
+            }
+        }
+        let mut stack = vec![(common.join("refs"), "refs".to_string())];
+        let mut count = 0;
+        while let Some((dir, name)) = stack.pop() {
+            for (file, is_dir) in reader.dir(&dir) {
+                count += 1;
+                if count > MAX_REFS {
+                    refs.insert(
+                        "refs/".into(),
+                        Err(format!("more than {MAX_REFS} loose refs")),
+                    );
+                    return (refs, logs);
+                }
+                let n = format!("{name}/{file}");
+                if is_dir {
+                    stack.push((dir.join(&file), n));
+                } else {
+                    texts.insert(n, (*reader.file(&dir.join(&file), 1 << 20)).clone());
                 }
             }
         }
-        Ok(None) => {}
-        Err(e) => {
-            refs.insert("packed-refs".into(), Err(e.to_string()));
-        }
     }
-    let mut stack = vec![(common.join("refs"), "refs".to_string())];
-    let mut count = 0;
-    while let Some((dir, name)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
+    // Each name's ids: a symbolic ref resolved through what was read (or, for a linked
+    // worktree's, its repository's refs on disk).
+    let lookup = |name: &str| -> Result<Option<Vec<u8>>, String> {
+        let mut name = name.to_string();
+        for _ in 0..8 {
+            match texts.get(&name) {
+                Some(Ok(t)) => {
+                    let t = t.trim_ascii();
+                    if let Some(to) = t.strip_prefix(b"ref: ") {
+                        name = String::from_utf8_lossy(to.trim_ascii()).into_owned();
+                        continue;
+                    }
+                    return oid(t)
+                        .map(Some)
+                        .map_err(|_| format!("{name} holds no object id"));
+                }
+                Some(Err(e)) => return Err(format!("{name}: {e}")),
+                None if linked => return resolve(git_dir, &common, &name),
+                None => {
+                    return packed
+                        .get(&name)
+                        .cloned()
+                        .map_or(Ok(None), |r| r.map(|ids| ids.into_iter().next()))
+                }
+            }
+        }
+        Err(format!("{name}: symbolic refs nest too deep"))
+    };
+    for (name, text) in &texts {
+        let value = match text {
+            Err(e) => Err(e.clone()),
+            Ok(t) if t.trim_ascii().starts_with(b"ref: ") => {
+                lookup(name).map(|id| id.into_iter().collect())
+            }
+            Ok(t) => Ok(held(t)),
         };
-        for e in rd.flatten() {
-            count += 1;
-            if count > MAX_REFS {
-                refs.insert(
-                    "refs/".into(),
-                    Err(format!("more than {MAX_REFS} loose refs")),
-                );
-                return (refs, logs);
-            }
-            let n = format!("{name}/{}", e.file_name().to_string_lossy());
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push((e.path(), n));
-            } else {
-                refs.insert(n, read(&e.path()));
-            }
-        }
+        refs.insert(name.clone(), value);
     }
-    if present.contains(b"logs".as_slice()) {
-        list_logs(&git_dir.join("logs"), "", &mut logs, false);
+    for (name, r) in packed {
+        refs.entry(name).or_insert(r);
+    }
+    if present.contains("logs") {
+        list_logs(&git_dir.join("logs"), "", &mut logs, linked, reader);
     }
     (refs, logs)
 }
 
 /// Each reflog under `dir` (named as its ref: `HEAD`, `refs/heads/main`), with its length and
 /// digest; only `HEAD`'s when `head_only` (a linked worktree's).
-fn list_logs(dir: &Path, prefix: &str, logs: &mut BTreeMap<String, Log>, head_only: bool) {
+fn list_logs(
+    dir: &Path,
+    prefix: &str,
+    logs: &mut BTreeMap<String, Log>,
+    head_only: bool,
+    reader: &mut Reader,
+) {
     use sha1::Digest as _;
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
+    for (file, is_dir) in reader.dir(dir) {
         if logs.len() > MAX_REFS {
             logs.insert("logs/".into(), Err(format!("more than {MAX_REFS} reflogs")));
             return;
         }
-        let file = e.file_name().to_string_lossy().into_owned();
         let name = if prefix.is_empty() {
-            file
+            file.clone()
         } else {
             format!("{prefix}/{file}")
         };
         if head_only && name != "HEAD" {
             continue;
         }
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            list_logs(&e.path(), &name, logs, head_only);
+        if is_dir {
+            list_logs(&dir.join(&file), &name, logs, head_only, reader);
             continue;
         }
-        let log = match cordon_fs::safe::read_followed(&e.path(), MAX_LOG) {
-            Ok(b) => {
-                let b = b.unwrap_or_default();
-                Ok((b.len() as u64, sha1::Sha1::digest(&b).to_vec()))
-            }
-            Err(e) => Err(e.to_string()),
+        let v = reader.take(&dir.join(&file), |p| {
+            let b = cordon_fs::safe::read_followed(p, MAX_LOG)
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default();
+            let mut out = (b.len() as u64).to_le_bytes().to_vec();
+            out.extend_from_slice(&sha1::Sha1::digest(&b));
+            Ok(out)
+        });
+        let log = match &*v {
+            Ok(b) if b.len() == 28 => Ok((
+                u64::from_le_bytes(b[..8].try_into().unwrap()),
+                b[8..].to_vec(),
+            )),
+            Ok(_) => Err("unreadable".into()),
+            Err(e) => Err(e.clone()),
         };
         logs.insert(name, log);
     }
@@ -815,7 +1006,7 @@ fn resolve(git_dir: &Path, common: &Path, name: &str) -> Result<Option<Vec<u8>>,
             name = String::from_utf8_lossy(to.trim_ascii()).into_owned();
             continue;
         }
-        return hex::decode(text)
+        return oid(text)
             .map(Some)
             .map_err(|_| format!("{name} holds no object id"));
     }
@@ -831,7 +1022,7 @@ fn packed_ref(common: &Path, name: &str) -> Result<Option<Vec<u8>>, String> {
     for line in text.split(|&b| b == b'\n') {
         if let Some((id, n)) = line.split_once_byte(b' ') {
             if n == name.as_bytes() {
-                return hex::decode(id)
+                return oid(id)
                     .map(Some)
                     .map_err(|_| format!("packed-refs: {name} holds no object id"));
             }
@@ -898,7 +1089,7 @@ impl Odb {
                     id = body
                         .split(|&b| b == b'\n')
                         .find_map(|l| l.strip_prefix(b"object "))
-                        .and_then(|h| hex::decode(h).ok())
+                        .and_then(|h| oid(h).ok())
                         .ok_or("a tag without an object")?;
                 }
                 _ => return Ok(None),
@@ -1010,6 +1201,9 @@ impl Odb {
             return Err("too many objects to read".into());
         }
         let hex = hex::encode(id);
+        if id.len() != self.hash {
+            return Err(format!("{hex} is no object id of this repository"));
+        }
         let loose = self.dir.join(&hex[..2]).join(&hex[2..]);
         match cordon_fs::safe::read_followed(&loose, MAX_OBJECT) {
             Ok(Some(raw)) => return loose_object(&raw).ok_or(format!("object {hex} is corrupt")),
@@ -1204,9 +1398,9 @@ fn parse_commit(body: &[u8]) -> Result<(Vec<u8>, Vec<Vec<u8>>), String> {
             break;
         }
         if let Some(t) = line.strip_prefix(b"tree ") {
-            tree = hex::decode(t).ok();
+            tree = oid(t).ok();
         } else if let Some(p) = line.strip_prefix(b"parent ") {
-            parents.push(hex::decode(p).map_err(|_| "a commit's parent is no id")?);
+            parents.push(oid(p).map_err(|_| "a commit's parent is no id")?);
         }
     }
     Ok((tree.ok_or("a commit without a tree")?, parents))
