@@ -1280,3 +1280,92 @@ mod hidden_git_state_killed {
         hidden_git_state_killed(Who::Root, Sandbox::LandlockWritable);
     }
 }
+
+/// The operator's two branches whose `.envrc` conflict.
+const CONFLICTING: &str = "echo 'use nix' > .envrc && git add .envrc && git commit -q -m e \
+     && git checkout -q -b feat && echo 'use flake' > .envrc && git commit -q -am f \
+     && git checkout -q - && echo 'use guix' > .envrc && git commit -q -am m";
+
+/// A recorded resolution of that conflict (`.git/rr-cache/ID/postimage`) that touches the
+/// marker: the run learns the conflict's id from the same merge in a scratch clone with rerere
+/// on. The directory alone turns rerere on for the operator.
+fn rr_plant(marker: &Path) -> String {
+    format!(
+        "git clone -q . \"$TMPDIR/rr\" && cd \"$TMPDIR/rr\" && git checkout -q feat && git checkout -q - \
+         && {{ {G} -c rerere.enabled=true merge -q feat >/dev/null 2>&1; true; }} \
+         && id=$(ls .git/rr-cache) && cd - >/dev/null && mkdir -p .git/rr-cache/$id \
+         && cp \"$TMPDIR/rr/.git/rr-cache/$id/preimage\" .git/rr-cache/$id/ \
+         && printf 'touch {}\\n' > .git/rr-cache/$id/postimage && echo PLANTED",
+        marker.display()
+    )
+}
+
+/// What the operator does next: the merge (rerere writes its resolution into `.envrc`),
+/// then what direnv would do with `.envrc`.
+const MERGE_THEN_ENVRC: &str = "git merge feat >/dev/null 2>&1; sh .envrc >/dev/null 2>&1; true";
+
+/// A run that records a conflict resolution for the operator's next merge (`.git/rr-cache`)
+/// is refused under `protect`, and where `.git` is writable the scan moves it aside: the
+/// operator's merge does not write the run's content into `.envrc`.
+fn rr_cache(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(CONFLICTING);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = fx.exec(&rr_plant(&fx.marker));
+    let planted = String::from_utf8_lossy(&out.stdout).contains("PLANTED");
+    assert_eq!(
+        planted,
+        sandbox == Sandbox::LandlockWritable,
+        "{}",
+        describe(&out)
+    );
+    if planted {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(".git/rr-cache"), "{}", describe(&out));
+    }
+    let merged = fx.operator_sh(MERGE_THEN_ENVRC);
+    assert!(!fx.marked(), "{}\n{}", describe(&out), describe(&merged));
+}
+
+mod rr_cache {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        rr_cache(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        rr_cache(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        rr_cache(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        rr_cache(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        rr_cache(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        rr_cache(Who::User, Sandbox::LandlockWritable);
+    }
+    /// Without cordon the plant works: the merge writes it into `.envrc`.
+    #[test]
+    fn control() {
+        let fx = Fixture::new(Who::Root, Sandbox::LandlockWritable);
+        let out = fx.operator_sh(CONFLICTING);
+        assert!(out.status.success(), "{}", describe(&out));
+        let out = fx.operator_sh(&rr_plant(&fx.marker));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("PLANTED"),
+            "{}",
+            describe(&out)
+        );
+        let merged = fx.operator_sh(MERGE_THEN_ENVRC);
+        assert!(fx.marked(), "{}", describe(&merged));
+    }
+}
