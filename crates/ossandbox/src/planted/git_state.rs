@@ -1,20 +1,24 @@
 //! What a run put into git's own state without leaving it in the worktree: a surface file
 //! (`.claude/settings.json` with a hook, `.envrc`, `.husky/pre-commit`) staged into the index
-//! (`git update-index --add --cacheinfo`), committed to HEAD (`git commit-tree` + `git
-//! update-ref`, the worktree file deleted) or stored in `refs/stash` (`git stash store`). The
-//! tree scan sees no such file after the run, yet the operator's own `git checkout .` /
-//! `git restore .` (from the index), `git reset --hard` (HEAD) or `git stash pop` writes it
-//! out later, outside any sandbox, for the next tool to run.
+//! (`git update-index --add --cacheinfo`, a skip-worktree entry, a sparse index's directory),
+//! or in a commit that a name the operator's git takes points at: HEAD, a branch, a tag, a
+//! remote-tracking ref, a `packed-refs` line, `ORIG_HEAD`, `FETCH_HEAD` and the other
+//! pseudo-refs ([`PSEUDO_REFS`]), a reflog entry (`HEAD@{1}`), the stash. The tree scan sees
+//! no such file after the run, yet the operator's own `git checkout .`, `git checkout
+//! BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git stash pop` or `git
+//! sparse-checkout disable` writes it out later, outside any sandbox, for the next tool to run.
 //!
 //! Git is never run for this (the repository's configuration may be the run's): the index is
-//! read by [`super::index_entries`], objects (loose and packed, deltas applied) here. The cost
-//! of a run that did not touch git's state is one `stat` of the index and the reads of `HEAD`,
-//! its ref and `refs/stash` (a few small files): the index is parsed anyway for its gitlinks.
-//! Trees are read only when HEAD or the stash moved, and only where they differ from what
-//! they were before the run (a subtree with the same id is skipped).
+//! read by [`super::index_entries`], refs, reflogs and objects (loose and packed, deltas
+//! applied) here. Each commit a name was created or moved to is compared with what the name
+//! held before (a new name: with HEAD then); trees only where they differ (a subtree with the
+//! same id is skipped). A run that leaves git alone costs a `stat` of the index and of each
+//! ref, reflog and directory holding them: what did not change is taken from the earlier
+//! snapshot ([`Reads`]).
 //!
 //! Fail closed: what cannot be read (an index that is no index, a missing or corrupt object, a
-//! reftable whose tables changed) is reported as not checked, never passed.
+//! ref that holds no id, a reftable whose tables changed) or lies past a bound is reported as
+//! not checked, never passed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
@@ -41,6 +45,9 @@ const GITLINK: u32 = 0o160000;
 
 /// A path's entry: mode and object id.
 type Entry = (u32, Vec<u8>);
+
+/// A commit's tree and parents.
+type Commit = (Vec<u8>, Vec<Vec<u8>>);
 
 /// Surface paths found in git's state, each with where (the index, a ref, a reflog) and the
 /// entry there.
@@ -1068,7 +1075,7 @@ impl Odb {
     }
 
     /// A commit's tree and parents.
-    fn commit(&mut self, id: &[u8]) -> Result<(Vec<u8>, Vec<Vec<u8>>), String> {
+    fn commit(&mut self, id: &[u8]) -> Result<Commit, String> {
         let (kind, body) = self.object(id, 0)?;
         if kind != 1 {
             return Err(format!("{} is not a commit", hex::encode(id)));
@@ -1078,7 +1085,7 @@ impl Odb {
 
     /// The tree a name holds, with the parents when it is a commit: a commit, a tag of one
     /// (peeled), or a tree (`git checkout TREE -- .` writes one out); `None` for a blob.
-    fn peel(&mut self, id: &[u8]) -> Result<Option<(Vec<u8>, Vec<Vec<u8>>)>, String> {
+    fn peel(&mut self, id: &[u8]) -> Result<Option<Commit>, String> {
         let mut id = id.to_vec();
         for _ in 0..8 {
             let (kind, body) = self.object(&id, 0)?;
@@ -1390,7 +1397,7 @@ impl Pack {
 }
 
 /// A commit's tree and parents, from its text.
-fn parse_commit(body: &[u8]) -> Result<(Vec<u8>, Vec<Vec<u8>>), String> {
+fn parse_commit(body: &[u8]) -> Result<Commit, String> {
     let mut tree = None;
     let mut parents = Vec::new();
     for line in body.split(|&b| b == b'\n') {
