@@ -743,12 +743,17 @@ impl Snapshot {
 
     fn root_git_dir(&mut self, root: &Path) {
         let path = root.join(".git");
-        if self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true)
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
-        {
+        if !self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true) {
+            return;
+        }
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
             self.git_dir(&path, 0);
             self.index_gitlinks(&path, root);
             self.linked_hooks(&path, root);
+        } else {
+            // The root is a linked worktree or a submodule: its git directory, where a root
+            // holds it.
+            self.linked_git_dir(&path, root);
         }
     }
 
@@ -2804,6 +2809,12 @@ mod tests {
             &w.join("sub"),
             &["init", "-q", "--separate-git-dir", "../.sub-git"],
         );
+        let s = Snapshot::take(&roots);
+        let dirs: Vec<&PathBuf> = s.git.keys().collect();
+        assert_eq!(dirs, [&w.join(".sub-git")], "{dirs:?}");
+        assert_eq!(s.git[&w.join(".sub-git")].worktree(), w.join("sub"));
+        // A root that is itself such a worktree, its git directory in another root.
+        let roots = [w.join("sub"), w.join(".sub-git")];
         let s = Snapshot::take(&roots);
         let dirs: Vec<&PathBuf> = s.git.keys().collect();
         assert_eq!(dirs, [&w.join(".sub-git")], "{dirs:?}");
