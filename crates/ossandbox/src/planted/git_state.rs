@@ -9,7 +9,7 @@
 //! sparse-checkout disable` writes it out later, outside any sandbox, for the next tool to run.
 //!
 //! Git is never run for this (the repository's configuration may be the run's): the index is
-//! read by [`super::index_entries`], refs, reflogs and objects (loose and packed, deltas
+//! read by [`super::visit_index`], refs, reflogs and objects (loose and packed, deltas
 //! applied) here. Each commit a name was created or moved to is compared with what the name
 //! held before (a new name: with HEAD then); trees only where they differ (a subtree with the
 //! same id is skipped). A run that leaves git alone costs a `stat` of the index and of each
@@ -180,12 +180,6 @@ pub(super) struct GitState {
     fresh: usize,
 }
 
-impl super::IndexEntry {
-    fn id(&self) -> &[u8] {
-        &self.oid[..usize::from(self.hash)]
-    }
-}
-
 /// Whether `rel` (a path in a worktree, as git stores it) is on the persistence surface. Most
 /// paths of a large index are not, and are told apart cheaply first: a surface path has a
 /// component the tree walk looks at ([`super::watched`], the walk's own filter: a dot-name, a
@@ -311,11 +305,13 @@ impl GitState {
         }
         let mut out = BTreeMap::new();
         for f in self.index.as_ref()? {
-            for e in super::index_entries(f)?.0 {
-                if e.mode != GITLINK && (e.mode == TREE || on_surface(&e.name).is_some()) {
-                    out.insert(e.name.clone(), (e.mode, e.id().to_vec()));
+            // Filtered as read: most entries of a large index are not kept at all.
+            let (kept, _) = super::visit_index(f, |out, name, mode, id| {
+                if mode != GITLINK && (mode == TREE || on_surface(name).is_some()) {
+                    out.push((name.to_vec(), (mode, id.to_vec())));
                 }
-            }
+            })?;
+            out.extend(kept);
         }
         Some(out)
     }
