@@ -139,6 +139,11 @@ impl Fixture {
     /// `cordon exec --policy P -- /bin/sh -c SCRIPT` in the workspace. `MARK` in the
     /// environment names the marker file.
     fn exec(&self, script: &str) -> Output {
+        self.exec_cmd(script).output().unwrap()
+    }
+
+    /// [`Fixture::exec`]'s command, to spawn.
+    fn exec_cmd(&self, script: &str) -> Command {
         let mut c = Command::new(cordon());
         // --approve-all: what is tested is what an approved run can leave behind, not whether
         // the shell tool asks about it first (a plant's `git -c sequence.editor=…` or a helper
@@ -150,7 +155,7 @@ impl Fixture {
             .args(["--", "/bin/sh", "-c", script])
             .current_dir(&self.ws);
         self.as_user(&mut c);
-        c.output().unwrap()
+        c
     }
 
     fn audit(&self, verb: &str) -> Output {
@@ -994,5 +999,373 @@ mod staged_surface {
     #[test]
     fn landlock_writable_as_user() {
         staged_surface(Who::User, Sandbox::LandlockWritable);
+    }
+}
+
+/// `mk DIR`: a commit on top of HEAD that adds `DIR/.envrc`, made with plumbing alone (the
+/// index and the worktree untouched); it prints the commit's id.
+const MK: &str = "blob() { printf 'touch /tmp/cordon-never\\n' | git hash-object -w --stdin; }; \
+     mk() { t=$(printf '100644 blob %s\\t.envrc\\n' $(blob) | git mktree) \
+     && r=$({ git ls-tree HEAD; printf '040000 tree %s\\t%s\\n' $t $1; } | git mktree) \
+     && git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m $1; }";
+
+/// One way to hide a surface file (`PATH` = `NAME/.envrc`) in git's state other than the index,
+/// HEAD and `refs/stash`, and the operator's ordinary git that writes it out.
+struct Hidden {
+    name: &'static str,
+    /// What the operator did before the run (in the workspace).
+    setup: &'static str,
+    /// What the run does (in the workspace, [`MK`] defined).
+    run: &'static str,
+    /// Where (relative to the workspace) and what the operator runs after it.
+    operator_dir: &'static str,
+    operator: &'static str,
+}
+
+const HIDDEN: &[Hidden] = &[
+    Hidden {
+        name: "branch",
+        setup: "",
+        run: "git branch feat $(mk branch)",
+        operator_dir: ".",
+        operator: "git checkout -q feat",
+    },
+    Hidden {
+        name: "tag",
+        setup: "",
+        run: "git -c user.name=run -c user.email=run@example.org tag -a -m t v1 $(mk tag)",
+        operator_dir: ".",
+        operator: "git checkout -q v1",
+    },
+    Hidden {
+        name: "remote",
+        setup: "",
+        run: "git update-ref refs/remotes/origin/main $(mk remote)",
+        operator_dir: ".",
+        operator: "git merge -q --ff-only origin/main",
+    },
+    Hidden {
+        name: "packed",
+        setup: "",
+        run: "printf '%s refs/heads/packed\\n' $(mk packed) >> .git/packed-refs",
+        operator_dir: ".",
+        operator: "git checkout -q packed",
+    },
+    Hidden {
+        name: "orig",
+        setup: "",
+        run: "git update-ref ORIG_HEAD $(mk orig)",
+        operator_dir: ".",
+        operator: "git reset -q --hard ORIG_HEAD",
+    },
+    Hidden {
+        name: "fetch",
+        setup: "",
+        run: "printf '%s\\t\\tbranch main of ../up\\n' $(mk fetch) > .git/FETCH_HEAD",
+        operator_dir: ".",
+        operator: "git merge -q --ff-only FETCH_HEAD",
+    },
+    Hidden {
+        name: "reflog",
+        setup: "",
+        // HEAD moved there and back: only HEAD's and its branch's reflogs name the commit.
+        run: "o=$(git rev-parse HEAD) && git update-ref HEAD $(mk reflog) && git update-ref HEAD $o",
+        operator_dir: ".",
+        operator: "git reset -q --hard 'HEAD@{1}'",
+    },
+    Hidden {
+        name: "sparse",
+        // The operator works in a sparse checkout with a sparse index: `sparse/` is one entry
+        // of the index (a directory's tree), not in the worktree.
+        setup: "mkdir src sparse && echo a > src/a && echo b > sparse/b && git add src sparse \
+                && git commit -q -m s && git sparse-checkout set --cone src \
+                && git config index.sparse true",
+        run: "s=$({ git ls-tree HEAD:sparse; printf '100644 blob %s\\t.envrc\\n' $(blob); } | git mktree) \
+              && r=$({ git ls-tree HEAD | grep -v sparse; printf '040000 tree %s\\tsparse\\n' $s; } | git mktree) \
+              && git reset -q $r -- sparse",
+        operator_dir: ".",
+        operator: "git sparse-checkout disable",
+    },
+    Hidden {
+        name: "skip",
+        setup: "",
+        run: "git update-index --add --cacheinfo 100644,$(blob),skip/.envrc \
+              && git update-index --skip-worktree skip/.envrc",
+        operator_dir: ".",
+        operator: "git sparse-checkout disable",
+    },
+    Hidden {
+        name: "gitfile",
+        // A repository whose `.git` is a file naming its git directory elsewhere in the root
+        // (`git init --separate-git-dir`, a submodule's layout).
+        setup: "git init -q --separate-git-dir=.gitfile-git gitfile \
+                && echo a > gitfile/a && git -C gitfile add a && git -C gitfile commit -q -m a",
+        run: "cd gitfile && git update-index --add --cacheinfo 100644,$(blob),.envrc",
+        operator_dir: "gitfile",
+        operator: "git checkout -- .envrc",
+    },
+    Hidden {
+        name: "worktree",
+        // A linked worktree: its git directory is the root's `.git/worktrees/worktree`.
+        setup: "git worktree add -q worktree",
+        run: "cd worktree && git update-index --add --cacheinfo 100644,$(blob),.envrc",
+        operator_dir: "worktree",
+        operator: "git checkout -- .envrc",
+    },
+];
+
+/// Each of [`HIDDEN`], without cordon: the operator's git writes the file out (the attack
+/// works, so its test proves something).
+#[test]
+fn hidden_git_state_control() {
+    for h in HIDDEN {
+        let fx = Fixture::new(Who::Root, Sandbox::LandlockWritable);
+        let setup = if h.setup.is_empty() { ":" } else { h.setup };
+        let out = fx.operator_sh(&format!("set -e; {setup}; {MK}; {}", h.run));
+        assert!(out.status.success(), "{}: {}", h.name, describe(&out));
+        let path = fx.ws.join(h.name).join(".envrc");
+        assert!(!path.exists(), "{}", h.name);
+        let out = fx.operator_in(h.operator_dir, h.operator);
+        assert!(out.status.success(), "{}: {}", h.name, describe(&out));
+        assert!(
+            path.exists(),
+            "{}: not written out\n{}",
+            h.name,
+            describe(&out)
+        );
+    }
+}
+
+/// The operator's setups of [`HIDDEN`], in one workspace (the sparse checkout last: it takes
+/// `branch/` and the others' directories out of the worktree, which the plants do not need).
+fn hidden_setup(fx: &Fixture) {
+    let mut setups: Vec<&str> = HIDDEN
+        .iter()
+        .map(|h| h.setup)
+        .filter(|s| !s.is_empty())
+        .collect();
+    setups.sort_by_key(|s| s.contains("sparse-checkout"));
+    let out = fx.operator_sh(&format!("set -e; {}", setups.join("; ")));
+    assert!(out.status.success(), "{}", describe(&out));
+}
+
+/// The run of all of [`HIDDEN`] (each in a subshell, `OK-NAME` printed when it took).
+fn hidden_script() -> String {
+    let mut script = format!("{MK}; ");
+    for h in HIDDEN {
+        script.push_str(&format!("( {} ) && echo OK-{}; ", h.run, h.name));
+    }
+    script
+}
+
+/// The plants of [`HIDDEN`] that took (stdout), and those of them `text` does not name.
+fn hidden_missed(stdout: &str, text: &str) -> (usize, Vec<&'static str>) {
+    let took: Vec<&Hidden> = HIDDEN
+        .iter()
+        .filter(|h| stdout.contains(&format!("OK-{}\n", h.name)))
+        .collect();
+    let missed = took
+        .iter()
+        .filter(|h| !text.contains(&format!("{}/.envrc", h.name)))
+        .map(|h| h.name)
+        .collect();
+    (took.len(), missed)
+}
+
+/// A run that hides a surface file in a branch, a tag, a remote-tracking ref, packed-refs,
+/// ORIG_HEAD, FETCH_HEAD, a reflog entry, a sparse index's directory, a skip-worktree entry,
+/// a separate git directory's index or a linked worktree's index is reported (stderr and the
+/// audit log), each by its path.
+fn hidden_git_state(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    hidden_setup(&fx);
+    let out = fx.exec(&hidden_script());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (took, missed) = hidden_missed(&stdout, &stderr);
+    // Under `protect` the linked worktree's git directory (`.git/worktrees/`) is read-only:
+    // that plant is refused there; every other one takes everywhere.
+    let refused = if sandbox == Sandbox::LandlockWritable {
+        0
+    } else {
+        1
+    };
+    assert_eq!(took, HIDDEN.len() - refused, "{}", describe(&out));
+    assert!(
+        missed.is_empty(),
+        "not reported: {missed:?}\n{}",
+        describe(&out)
+    );
+    let log = fs::read_to_string(fx.root.join("state/audit.jsonl")).unwrap();
+    assert!(log.contains("git-state"), "{log}");
+}
+
+mod hidden_git_state {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        hidden_git_state(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        hidden_git_state(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        hidden_git_state(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        hidden_git_state(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        hidden_git_state(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        hidden_git_state(Who::User, Sandbox::LandlockWritable);
+    }
+}
+
+/// Class 4: the run that hides them is SIGKILLed with its cordon before its scan; the next
+/// run's scan of the dead run reports each, from the git state the dead run kept.
+fn hidden_git_state_killed(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    hidden_setup(&fx);
+    let mut c = fx.exec_cmd(&format!(
+        "{{ {} }} > took.txt; touch planted.txt; exec sleep 300",
+        hidden_script()
+    ));
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !fx.ws.join("planted.txt").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the plants never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let stdout = fs::read_to_string(fx.ws.join("took.txt")).unwrap();
+    let out = fx.exec("true");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ended before its after-run scan"),
+        "{}",
+        describe(&out)
+    );
+    let (took, missed) = hidden_missed(&stdout, &stderr);
+    assert!(took >= HIDDEN.len() - 1, "{stdout}");
+    assert!(
+        missed.is_empty(),
+        "not reported: {missed:?}\n{}",
+        describe(&out)
+    );
+}
+
+mod hidden_git_state_killed {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_user() {
+        hidden_git_state_killed(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        hidden_git_state_killed(Who::Root, Sandbox::LandlockWritable);
+    }
+}
+
+/// The operator's two branches whose `.envrc` conflict.
+const CONFLICTING: &str = "echo 'use nix' > .envrc && git add .envrc && git commit -q -m e \
+     && git checkout -q -b feat && echo 'use flake' > .envrc && git commit -q -am f \
+     && git checkout -q - && echo 'use guix' > .envrc && git commit -q -am m";
+
+/// A recorded resolution of that conflict (`.git/rr-cache/ID/postimage`) that touches the
+/// marker: the run learns the conflict's id from the same merge in a scratch clone with rerere
+/// on. The directory alone turns rerere on for the operator.
+fn rr_plant(marker: &Path) -> String {
+    format!(
+        "git clone -q . \"$TMPDIR/rr\" && cd \"$TMPDIR/rr\" && git checkout -q feat && git checkout -q - \
+         && {{ {G} -c rerere.enabled=true merge -q feat >/dev/null 2>&1; true; }} \
+         && id=$(ls .git/rr-cache) && cd - >/dev/null && mkdir -p .git/rr-cache/$id \
+         && cp \"$TMPDIR/rr/.git/rr-cache/$id/preimage\" .git/rr-cache/$id/ \
+         && printf 'touch {}\\n' > .git/rr-cache/$id/postimage && echo PLANTED",
+        marker.display()
+    )
+}
+
+/// What the operator does next: the merge (rerere writes its resolution into `.envrc`),
+/// then what direnv would do with `.envrc`.
+const MERGE_THEN_ENVRC: &str = "git merge feat >/dev/null 2>&1; sh .envrc >/dev/null 2>&1; true";
+
+/// A run that records a conflict resolution for the operator's next merge (`.git/rr-cache`)
+/// is refused under `protect`, and where `.git` is writable the scan moves it aside: the
+/// operator's merge does not write the run's content into `.envrc`.
+fn rr_cache(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(CONFLICTING);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = fx.exec(&rr_plant(&fx.marker));
+    let planted = String::from_utf8_lossy(&out.stdout).contains("PLANTED");
+    assert_eq!(
+        planted,
+        sandbox == Sandbox::LandlockWritable,
+        "{}",
+        describe(&out)
+    );
+    if planted {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(".git/rr-cache"), "{}", describe(&out));
+    }
+    let merged = fx.operator_sh(MERGE_THEN_ENVRC);
+    assert!(!fx.marked(), "{}\n{}", describe(&out), describe(&merged));
+}
+
+mod rr_cache {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        rr_cache(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        rr_cache(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        rr_cache(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        rr_cache(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        rr_cache(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        rr_cache(Who::User, Sandbox::LandlockWritable);
+    }
+    /// Without cordon the plant works: the merge writes it into `.envrc`.
+    #[test]
+    fn control() {
+        let fx = Fixture::new(Who::Root, Sandbox::LandlockWritable);
+        let out = fx.operator_sh(CONFLICTING);
+        assert!(out.status.success(), "{}", describe(&out));
+        let out = fx.operator_sh(&rr_plant(&fx.marker));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("PLANTED"),
+            "{}",
+            describe(&out)
+        );
+        let merged = fx.operator_sh(MERGE_THEN_ENVRC);
+        assert!(fx.marked(), "{}", describe(&merged));
     }
 }

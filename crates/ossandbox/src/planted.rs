@@ -85,6 +85,8 @@ const KEEP_TOTAL: usize = 1 << 20;
 const KEEP_HEAD: &[u8] = b"cordon kept contents v2\n";
 /// A kept path's content length when its content is not kept.
 const NO_CONTENT: usize = u32::MAX as usize;
+/// The git states a run keeps ([`Snapshot::kept`]) take at most this many bytes.
+const KEEP_GIT: usize = 1 << 20;
 /// An index larger than this is not parsed (its gitlinks are not compared).
 const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
@@ -296,8 +298,11 @@ pub struct Snapshot {
     seen: BTreeMap<PathBuf, Seen>,
     /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
     gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
-    /// Git directory → what of its index, HEAD and stash the operator's git could write out.
+    /// Git directory → what of its index, refs and reflogs the operator's git could write out.
     git: BTreeMap<PathBuf, git_state::GitState>,
+    /// While a snapshot is taken: the earlier snapshot's reads of each git directory's refs
+    /// and reflogs, and when it began (see `git_state::Reads`).
+    earlier_git: HashMap<PathBuf, (git_state::Reads, SystemTime)>,
     /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
     listings: HashMap<PathBuf, Listing>,
     /// When the snapshot began.
@@ -351,13 +356,21 @@ fn fold_name(name: &std::ffi::OsStr) -> Option<OsString> {
 }
 
 fn watched_as_is(name: &[u8]) -> bool {
-    name.starts_with(b".")
-        || cordon_policy::surface::tool_suffix(name).is_some()
-        || TOOL_FILES
+    // The tool entries' first names, gathered once: this runs for every name the walk lists
+    // and every path of a changed index (a 30,000-entry index took 0.4 s of CPU, debug, when
+    // each name was compared with each entry's split path).
+    static FIRST: std::sync::OnceLock<std::collections::HashSet<&'static [u8]>> =
+        std::sync::OnceLock::new();
+    let first = FIRST.get_or_init(|| {
+        TOOL_FILES
             .iter()
             .chain(TOOL_DIRS)
-            .map(|(r, _)| r.as_bytes())
-            .any(|r| name == r || r.split(|&c| c == b'/').next() == Some(name))
+            .filter_map(|(r, _)| r.as_bytes().split(|&c| c == b'/').next())
+            .collect()
+    });
+    name.starts_with(b".")
+        || first.contains(name)
+        || cordon_policy::surface::tool_suffix(name).is_some()
 }
 
 /// Whether a listing keeps an entry: a directory (walked), a watched name, or one of the names
@@ -534,6 +547,11 @@ impl Snapshot {
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .and_then(|h| std::fs::canonicalize(h).ok());
+        if let Some((e, t)) = earlier.and_then(|e| Some((e, e.started?))) {
+            for (d, g) in &e.git {
+                s.earlier_git.insert(d.clone(), (g.reads().clone(), t));
+            }
+        }
         for root in roots {
             s.root_git_dir(root);
             s.operator_hooks(root);
@@ -612,6 +630,7 @@ impl Snapshot {
         for root in roots {
             s.walk(root, limit, earlier);
         }
+        s.earlier_git.clear();
         s
     }
 
@@ -738,12 +757,17 @@ impl Snapshot {
 
     fn root_git_dir(&mut self, root: &Path) {
         let path = root.join(".git");
-        if self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true)
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
-        {
+        if !self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true) {
+            return;
+        }
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
             self.git_dir(&path, 0);
-            self.index_gitlinks(&path);
+            self.index_gitlinks(&path, root);
             self.linked_hooks(&path, root);
+        } else {
+            // The root is a linked worktree or a submodule: its git directory, where a root
+            // holds it.
+            self.linked_git_dir(&path, root);
         }
     }
 
@@ -1143,8 +1167,10 @@ impl Snapshot {
                     self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true);
                     if is_dir {
                         self.git_dir(&path, 0);
-                        self.index_gitlinks(&path);
+                        self.index_gitlinks(&path, &dir);
                         self.linked_hooks(&path, &root_of);
+                    } else {
+                        self.linked_git_dir(&path, &dir);
                     }
                     continue;
                 }
@@ -1284,6 +1310,9 @@ impl Snapshot {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 if path.join("HEAD").exists() || path.join("commondir").exists() {
                     self.git_dir(&path, depth);
+                    if dir.file_name().is_some_and(|n| n == "worktrees") {
+                        self.linked_worktree(&path);
+                    }
                 } else {
                     self.nested_git_dirs(&path, why, depth + 1);
                 }
@@ -1334,41 +1363,98 @@ impl Snapshot {
     /// `git update-index --split-index`, keeps most entries there). Read as git reads them,
     /// through a symlink too (git follows one), but never blocking on a FIFO and only a
     /// regular file of bounded size.
-    fn index_gitlinks(&mut self, git_dir: &Path) {
-        let index = git_dir.join("index");
-        let mut files = vec![index.clone()];
-        if let Ok(rd) = std::fs::read_dir(git_dir) {
-            files.extend(
-                rd.flatten()
-                    .filter(|e| e.file_name().as_bytes().starts_with(b"sharedindex."))
-                    .map(|e| e.path()),
-            );
-        }
-        let mut links = BTreeSet::new();
-        // Every index file's bytes (a split index's own and its shared one's), kept as read:
-        // their entries are compared only when the index changed (`git_state`); `None` once
-        // one that exists is no index cordon can read.
-        let mut raw: Option<(Vec<std::sync::Arc<Vec<u8>>>, usize)> = Some((Vec::new(), 20));
-        let exists = std::fs::symlink_metadata(&index).is_ok();
-        for file in files {
-            let bytes = read_index(&file);
-            match bytes.as_deref().and_then(gitlinks_of) {
-                Some((found, hash)) => {
-                    links.extend(found);
-                    if let (Some((all, h)), Some(bytes)) = (raw.as_mut(), bytes) {
-                        all.push(std::sync::Arc::new(bytes));
-                        *h = hash;
-                    }
-                }
-                None if std::fs::symlink_metadata(&file).is_ok() => raw = None,
-                None => {}
-            }
-        }
-        let state = git_state::GitState::read(git_dir, raw, exists);
+    fn index_gitlinks(&mut self, git_dir: &Path, worktree: &Path) {
+        let (links, raw, exists) = index_files(git_dir);
+        let earlier = self.earlier_git.get(git_dir).map(|(r, t)| (r, *t));
+        let state = git_state::GitState::read(git_dir, worktree, raw, exists, earlier);
         self.git.insert(git_dir.to_path_buf(), state);
-        self.gitlinks.insert(index, links);
+        self.gitlinks.insert(git_dir.join("index"), links);
     }
 
+    /// A linked worktree's git directory (`.git/worktrees/NAME`): its index, HEAD and
+    /// pseudo-refs, for the worktree its `gitdir` file names (wherever that is: the operator's
+    /// `git reset --hard` there writes what its HEAD holds).
+    fn linked_worktree(&mut self, git_dir: &Path) {
+        let Ok(Some(text)) = cordon_fs::safe::read_followed(&git_dir.join("gitdir"), 4096) else {
+            return;
+        };
+        let dot_git = PathBuf::from(OsString::from_vec(text.trim_ascii_end().to_vec()));
+        if let Some(worktree) = dot_git.parent().filter(|w| w.is_absolute()) {
+            self.git_state(git_dir, worktree);
+        }
+    }
+
+    /// The git directory a `.git` file (`gitdir: PATH`: a linked worktree's, a submodule's)
+    /// or link in a root names, when it lies in a root: its state is recorded as a `.git`
+    /// directory's is, for this worktree. One outside every root is not read: the run cannot
+    /// write there, and a `.git` file it planted must not send the scan reading elsewhere.
+    fn linked_git_dir(&mut self, dot_git: &Path, worktree: &Path) {
+        let named = match cordon_fs::safe::read_followed(dot_git, 4096) {
+            Ok(Some(text)) => match text.trim_ascii_end().strip_prefix(b"gitdir: ") {
+                Some(p) => worktree.join(std::ffi::OsStr::from_bytes(p)),
+                None => return,
+            },
+            _ => dot_git.to_path_buf(), // a link (followed by canonicalize)
+        };
+        let Ok(real) = std::fs::canonicalize(&named) else {
+            return;
+        };
+        if real.is_dir() && self.roots.iter().any(|r| real.starts_with(r)) {
+            self.git_state(&real, worktree);
+        }
+    }
+
+    /// Records `git_dir`'s state (see `git_state`) for `worktree`, once per git directory.
+    fn git_state(&mut self, git_dir: &Path, worktree: &Path) {
+        if self.git.contains_key(git_dir) {
+            return;
+        }
+        let (_, raw, exists) = index_files(git_dir);
+        let earlier = self.earlier_git.get(git_dir).map(|(r, t)| (r, *t));
+        let state = git_state::GitState::read(git_dir, worktree, raw, exists, earlier);
+        self.git.insert(git_dir.to_path_buf(), state);
+    }
+}
+
+/// What an index file's bytes are kept as (see [`index_files`]).
+type IndexFiles = Option<(Vec<std::sync::Arc<Vec<u8>>>, usize)>;
+
+/// The gitlinks of a git directory's index, and the index files' bytes, and whether the index
+/// exists.
+fn index_files(git_dir: &Path) -> (BTreeSet<Vec<u8>>, IndexFiles, bool) {
+    let index = git_dir.join("index");
+    let mut files = vec![index.clone()];
+    if let Ok(rd) = std::fs::read_dir(git_dir) {
+        files.extend(
+            rd.flatten()
+                .filter(|e| e.file_name().as_bytes().starts_with(b"sharedindex."))
+                .map(|e| e.path()),
+        );
+    }
+    let mut links = BTreeSet::new();
+    // Every index file's bytes (a split index's own and its shared one's), kept as read:
+    // their entries are compared only when the index changed (`git_state`); `None` once
+    // one that exists is no index cordon can read.
+    let mut raw: IndexFiles = Some((Vec::new(), 20));
+    let exists = std::fs::symlink_metadata(&index).is_ok();
+    for file in files {
+        let bytes = read_index(&file);
+        match bytes.as_deref().and_then(gitlinks_of) {
+            Some((found, hash)) => {
+                links.extend(found);
+                if let (Some((all, h)), Some(bytes)) = (raw.as_mut(), bytes) {
+                    all.push(std::sync::Arc::new(bytes));
+                    *h = hash;
+                }
+            }
+            None if std::fs::symlink_metadata(&file).is_ok() => raw = None,
+            None => {}
+        }
+    }
+    (links, raw, exists)
+}
+
+impl Snapshot {
     /// What appeared or changed at or after `since` (by ctime, which a command cannot set
     /// back), each moved aside: the scan of a run whose cordon died before its own scan (killed
     /// by an agent host's timeout), done by the next run without the "before" snapshot.
@@ -1436,7 +1522,35 @@ impl Snapshot {
             f.handling = recreate(&f.path, &before);
         }
         out.extend(removed);
+        // Git's state, compared with what the run kept of it before it began.
+        match &kept.git {
+            Some(git) => {
+                let found = self.git_state_findings(git, &out);
+                out.extend(found);
+            }
+            None => {
+                for (git_dir, now) in &self.git {
+                    if now.index_changed_since(since) {
+                        out.push(Finding {
+                            path: git_dir.clone(),
+                            what: What::GitState,
+                            change: Change::Changed,
+                            why: "the dead run changed this repository's index, and cordon could not check what it staged: its earlier git state was not kept".into(),
+                            handling: Handling::Reported(
+                                "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
+                            ),
+                        });
+                    }
+                }
+            }
+        }
         out
+    }
+
+    /// The refs, reflogs and their directories this snapshot read (the rest were known
+    /// unchanged from an earlier snapshot).
+    pub fn git_read(&self) -> usize {
+        self.git.values().map(git_state::GitState::fresh).sum()
     }
 
     /// Forgets the contents this snapshot read: nothing is put back from it (the run's
@@ -1516,6 +1630,14 @@ impl Snapshot {
         word(&mut out, left_out as usize);
         word(&mut out, unlisted as usize);
         out.extend_from_slice(&body);
+        // Then the git directories' states (refs, reflogs, the index's surface entries): the
+        // dead-run scan compares git's state with them as the run's own scan would have.
+        // Left out past KEEP_GIT (then that scan says it could not check).
+        let git: String = self.git.iter().map(|(d, s)| s.kept(d)).collect();
+        if git.len() <= KEEP_GIT {
+            word(&mut out, git.len());
+            out.extend_from_slice(git.as_bytes());
+        }
         out
     }
 
@@ -1612,7 +1734,7 @@ impl Snapshot {
                 });
             }
         }
-        out.extend(self.git_state_since(before, &out));
+        out.extend(self.git_state_findings(&before.git, &out));
         for f in &mut out {
             if matches!(f.what, What::Gitlink | What::GitState) {
                 continue;
@@ -1641,13 +1763,18 @@ impl Snapshot {
     /// A path whose worktree file already is what git holds (the operator's checkout would
     /// write the same) is left out, unless the scan found that file planted itself (`found`:
     /// it is about to be moved aside, and the checkout would write the plant back).
-    fn git_state_since(&self, before: &Snapshot, found: &[Finding]) -> Vec<Finding> {
+    fn git_state_findings(
+        &self,
+        before: &BTreeMap<PathBuf, git_state::GitState>,
+        found: &[Finding],
+    ) -> Vec<Finding> {
         let mut out = Vec::new();
         for (git_dir, now) in &self.git {
-            let Some(was) = before.git.get(git_dir) else {
+            let Some(was) = before.get(git_dir) else {
                 continue;
             };
-            let worktree = git_dir.parent().unwrap_or(Path::new("/"));
+            // Where the operator's git writes, as it was before the run.
+            let worktree = was.worktree();
             let (in_git, unchecked) = now.changes_since(git_dir, was);
             for (rel, places) in in_git {
                 let full = worktree.join(std::ffi::OsStr::from_bytes(&rel));
@@ -1659,7 +1786,7 @@ impl Snapshot {
                 {
                     continue;
                 }
-                let mut places: Vec<&str> = places.iter().map(|(p, _)| *p).collect();
+                let mut places: Vec<&str> = places.iter().map(|(p, _)| p.as_str()).collect();
                 places.dedup();
                 let rel_s = String::from_utf8_lossy(&rel).into_owned();
                 let why = cordon_policy::surface::classify(
@@ -1672,12 +1799,12 @@ impl Snapshot {
                     what: What::GitState,
                     change: Change::Appeared,
                     why: format!(
-                        "put by the run into {} of {}: the operator's `git checkout`/`git restore` (index), `git reset --hard` (HEAD) or `git stash pop` would write it out for the next tool to run ({why})",
+                        "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`), for the next tool to run ({why})",
                         places.join(", "),
                         git_dir.display()
                     ),
                     handling: Handling::Reported(format!(
-                        "cordon does not rewrite git's state; check `git diff --cached -- {rel_s}`, `git show HEAD -- {rel_s}`, `git stash show -p`, and undo what you did not mean (`git rm --cached {rel_s}`, `git reset HEAD~`, `git stash drop`)"
+                        "cordon does not rewrite git's state; check `git diff --cached -- {rel_s}`, `git log --all -p -- {rel_s}`, `git reflog`, `git stash list -p`, and undo what you did not mean (`git rm --cached {rel_s}`, `git reset HEAD~`, `git branch -D`, `git update-ref -d REF`, `git stash drop`, `git reflog expire --expire-unreachable=now --all`)"
                     )),
                 });
             }
@@ -1687,10 +1814,10 @@ impl Snapshot {
                     what: What::GitState,
                     change: Change::Changed,
                     why: format!(
-                        "the run changed this repository's index, HEAD or stash, and cordon could not check what it staged or committed ({why})"
+                        "the run changed this repository's index, refs or reflogs, and cordon could not check what it put there ({why})"
                     ),
                     handling: Handling::Reported(
-                        "check `git diff --cached`, `git show HEAD` and `git stash list` before any `git checkout`, `git reset --hard` or `git stash pop`".into(),
+                        "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
                     ),
                 });
             }
@@ -2083,6 +2210,9 @@ fn stamped_at_or_after((secs, nsec): (i64, i64), since: Began) -> bool {
 #[derive(Debug, Default)]
 pub struct Kept {
     seen: BTreeMap<PathBuf, Seen>,
+    /// The git directories' states before the run (`None`: not kept, too large or an older
+    /// cordon's marker).
+    git: Option<BTreeMap<PathBuf, git_state::GitState>>,
     /// Files whose content was not kept (too large): moved aside and not restored.
     pub left_out: u32,
     /// Watched paths not kept at all (past [`KEEP_TOTAL`]): their removal cannot be seen.
@@ -2165,10 +2295,18 @@ impl Kept {
     fn parse(bytes: &[u8]) -> Option<Kept> {
         let mut head = Bytes(bytes.strip_prefix(KEEP_HEAD)?);
         let (len, left_out, unlisted) = (head.word()?, head.word()? as u32, head.word()? as u32);
-        if head.0.len() != len {
-            return None;
-        }
-        let mut b = head;
+        let mut b = Bytes(head.take(len)?);
+        // The git states, when kept: a length and that many bytes, to the end.
+        let git = match head.0 {
+            [] => None,
+            _ => {
+                let n = head.word()?;
+                if head.0.len() != n {
+                    return None;
+                }
+                Some(git_state::GitState::from_kept(head.0)?)
+            }
+        };
         let mut whys = Vec::new();
         for _ in 0..b.word()? {
             let n = b.word()?;
@@ -2201,6 +2339,7 @@ impl Kept {
         }
         Some(Kept {
             seen,
+            git,
             left_out,
             unlisted,
         })
@@ -2490,35 +2629,6 @@ fn gitlinks_of(index: &[u8]) -> Option<(Vec<Vec<u8>>, usize)> {
     })
 }
 
-/// One entry of a git index: its path (relative to the worktree, as git stores it), mode and
-/// object id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexEntry {
-    pub name: Vec<u8>,
-    pub mode: u32,
-    /// The id's bytes, zero-padded to 32 (the first 20 for SHA-1): no allocation per entry
-    /// in a large index.
-    pub oid: [u8; 32],
-    pub hash: u8,
-}
-
-/// The entries of a git index file, versions 2, 3 and 4 (`Documentation/gitformat-index.txt`),
-/// with the length of its object ids; `None` when it is not one. Object ids are SHA-1 (20
-/// bytes) or SHA-256 (32): the index does not say which, so both are tried and the one that
-/// reads every entry cleanly wins.
-pub fn index_entries(index: &[u8]) -> Option<(Vec<IndexEntry>, usize)> {
-    visit_index(index, |entries, name, mode, id| {
-        let mut oid = [0u8; 32];
-        oid[..id.len()].copy_from_slice(id);
-        entries.push(IndexEntry {
-            name: name.to_vec(),
-            mode,
-            oid,
-            hash: id.len() as u8,
-        });
-    })
-}
-
 /// What `each(out, name, mode, id)` collects from every entry of a git index file, with the
 /// length of its object ids; `None` when it is not one. Object ids are SHA-1 (20 bytes) or
 /// SHA-256 (32): the index does not say which, so both are tried and the one that reads every
@@ -2766,6 +2876,95 @@ mod tests {
             assert_eq!(staged.len(), 1, "{format}: {found:?}");
             assert!(staged[0].why.contains("could not check"), "{staged:?}");
         }
+    }
+
+    /// A commit with a surface file whose only trace is an earlier line of a reflog rewritten
+    /// in place (same length, same inode: git only appends, the run need not) is reported:
+    /// a reflog is compared by its digest, not its length. Pseudo-refs holding garbage
+    /// (empty, short ids, a symbolic loop) are read without a panic and without a finding.
+    #[test]
+    fn a_reflog_rewritten_in_place_and_garbage_pseudo_refs() {
+        use std::io::{Seek, Write};
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        std::fs::write(w.join("a"), "a").unwrap();
+        git(&w, &["add", "a"]);
+        git(&w, &["commit", "-q", "-m", "a"]);
+        git(&w, &["commit", "-q", "--allow-empty", "-m", "b"]);
+        // The plant's commit, made before the snapshot (its objects are the operator's too).
+        std::fs::write(w.join(".envrc"), "evil").unwrap();
+        git(&w, &["add", ".envrc"]);
+        let tree = git_out(&w, &["write-tree"]);
+        git(&w, &["rm", "-q", "--cached", ".envrc"]);
+        std::fs::remove_file(w.join(".envrc")).unwrap();
+        let evil = git_out(&w, &["commit-tree", tree.trim(), "-m", "e"]);
+        let mut before = Snapshot::take(&roots);
+        before.started = before.started.map(|t| t + Duration::from_secs(60));
+        // The first line's new id becomes the plant's commit, in place.
+        let log = w.join(".git/logs/HEAD");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let first = text.lines().next().unwrap();
+        let old = first.split(' ').nth(1).unwrap();
+        let mut f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+        f.seek(std::io::SeekFrom::Start(41)).unwrap();
+        f.write_all(evil.trim().as_bytes()).unwrap();
+        drop(f);
+        assert_eq!(old.len(), evil.trim().len());
+        assert_eq!(std::fs::read_to_string(&log).unwrap().len(), text.len());
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join(".envrc"));
+        assert!(staged[0].why.contains("the reflog of HEAD"), "{staged:?}");
+
+        let before = Snapshot::take(&roots);
+        std::fs::write(w.join(".git/ORIG_HEAD"), "").unwrap();
+        std::fs::write(w.join(".git/FETCH_HEAD"), "abc\tnot-for-merge\n\n").unwrap();
+        std::fs::write(w.join(".git/MERGE_HEAD"), "ref: MERGE_HEAD\n").unwrap();
+        std::fs::write(w.join(".git/REBASE_HEAD"), "ref: refs/heads/none\n").unwrap();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert!(staged[0].why.contains("could not check"), "{staged:?}");
+        assert!(staged[0].why.contains("nest too deep"), "{staged:?}");
+    }
+
+    /// A `.git` file naming a git directory outside every root (planted or the operator's) is
+    /// not followed: the scan reads no git state there. One naming a git directory in a root
+    /// is recorded for the worktree the file is in.
+    #[test]
+    fn a_git_file_is_followed_only_into_a_root() {
+        let outside = tempfile::tempdir().unwrap();
+        let outside = std::fs::canonicalize(outside.path()).unwrap();
+        git(&outside, &["init", "-q"]);
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        std::fs::create_dir_all(w.join("away")).unwrap();
+        std::fs::write(
+            w.join("away/.git"),
+            format!("gitdir: {}\n", outside.join(".git").display()),
+        )
+        .unwrap();
+        std::fs::create_dir_all(w.join("sub")).unwrap();
+        git(
+            &w.join("sub"),
+            &["init", "-q", "--separate-git-dir", "../.sub-git"],
+        );
+        let s = Snapshot::take(&roots);
+        let dirs: Vec<&PathBuf> = s.git.keys().collect();
+        assert_eq!(dirs, [&w.join(".sub-git")], "{dirs:?}");
+        assert_eq!(s.git[&w.join(".sub-git")].worktree(), w.join("sub"));
+        // A root that is itself such a worktree, its git directory in another root.
+        let roots = [w.join("sub"), w.join(".sub-git")];
+        let s = Snapshot::take(&roots);
+        let dirs: Vec<&PathBuf> = s.git.keys().collect();
+        assert_eq!(dirs, [&w.join(".sub-git")], "{dirs:?}");
+        assert_eq!(s.git[&w.join(".sub-git")].worktree(), w.join("sub"));
     }
 
     /// A surface file staged (index only) is reported; the same index rewritten without a

@@ -528,8 +528,9 @@ impl Before {
         findings.extend(stores);
         // For the next run's "before": what this walk read (a directory cordon just moved a
         // finding out of has a new ctime, and is read again). Not when neither walk read a
-        // directory: what is on file holds as it is.
-        let read = before.listed + after.listed > 0 || !self.kept;
+        // directory, a ref or a reflog: what is on file holds as it is.
+        let read =
+            before.listed + after.listed + before.git_read() + after.git_read() > 0 || !self.kept;
         if let Some(l) = self
             .listings
             .as_ref()

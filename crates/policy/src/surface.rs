@@ -54,6 +54,10 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
     ("branches", "remote definitions git still reads"),
     ("remotes", "remote definitions git still reads"),
     (
+        "rr-cache",
+        "recorded conflict resolutions: the directory alone turns rerere on, and the operator's next `git merge` writes a recorded resolution into the conflicted file",
+    ),
+    (
         "objects/info/alternates",
         "other object stores git reads objects from",
     ),

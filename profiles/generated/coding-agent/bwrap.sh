@@ -86,6 +86,8 @@ args=(
   --ro-bind ${POLICY_DIR}/.git/objects/info/http-alternates ${POLICY_DIR}/.git/objects/info/http-alternates
   # sandbox.git = "protect" (in sandbox.paths.project): remote definitions git still reads: missing, so its first missing component is covered and cannot be created
   --ro-bind ${POLICY_DIR}/.git/remotes ${POLICY_DIR}/.git/remotes
+  # sandbox.git = "protect" (in sandbox.paths.project): recorded conflict resolutions: the directory alone turns rerere on, and the operator's next `git merge` writes a recorded resolution into the conflicted file: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/rr-cache ${POLICY_DIR}/.git/rr-cache
   # sandbox.git = "protect" (in sandbox.paths.project): linked worktrees' git directories (commondir, gitdir, config.worktree): missing, so its first missing component is covered and cannot be created
   --ro-bind ${POLICY_DIR}/.git/worktrees ${POLICY_DIR}/.git/worktrees
   # the policy's remembered rules, inside a writable root: missing, so its first missing component is covered and cannot be created

@@ -1,26 +1,30 @@
 //! What a run put into git's own state without leaving it in the worktree: a surface file
 //! (`.claude/settings.json` with a hook, `.envrc`, `.husky/pre-commit`) staged into the index
-//! (`git update-index --add --cacheinfo`), committed to HEAD (`git commit-tree` + `git
-//! update-ref`, the worktree file deleted) or stored in `refs/stash` (`git stash store`). The
-//! tree scan sees no such file after the run, yet the operator's own `git checkout .` /
-//! `git restore .` (from the index), `git reset --hard` (HEAD) or `git stash pop` writes it
-//! out later, outside any sandbox, for the next tool to run.
+//! (`git update-index --add --cacheinfo`, a skip-worktree entry, a sparse index's directory),
+//! or in a commit that a name the operator's git takes points at: HEAD, a branch, a tag, a
+//! remote-tracking ref, a `packed-refs` line, `ORIG_HEAD`, `FETCH_HEAD` and the other
+//! pseudo-refs ([`PSEUDO_REFS`]), a reflog entry (`HEAD@{1}`), the stash. The tree scan sees
+//! no such file after the run, yet the operator's own `git checkout .`, `git checkout
+//! BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git stash pop` or `git
+//! sparse-checkout disable` writes it out later, outside any sandbox, for the next tool to run.
 //!
 //! Git is never run for this (the repository's configuration may be the run's): the index is
-//! read by [`super::index_entries`], objects (loose and packed, deltas applied) here. The cost
-//! of a run that did not touch git's state is one `stat` of the index and the reads of `HEAD`,
-//! its ref and `refs/stash` (a few small files): the index is parsed anyway for its gitlinks.
-//! Trees are read only when HEAD or the stash moved, and only where they differ from what
-//! they were before the run (a subtree with the same id is skipped).
+//! read by [`super::visit_index`], refs, reflogs and objects (loose and packed, deltas
+//! applied) here. Each commit a name was created or moved to is compared with what the name
+//! held before (a new name: with HEAD then); trees only where they differ (a subtree with the
+//! same id is skipped). A run that leaves git alone costs a `stat` of the index and of each
+//! ref, reflog and directory holding them: what did not change is taken from the earlier
+//! snapshot ([`Reads`]).
 //!
 //! Fail closed: what cannot be read (an index that is no index, a missing or corrupt object, a
-//! reftable whose tables changed) is reported as not checked, never passed.
+//! ref that holds no id, a reftable whose tables changed) or lies past a bound is reported as
+//! not checked, never passed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,9 +46,12 @@ const GITLINK: u32 = 0o160000;
 /// A path's entry: mode and object id.
 type Entry = (u32, Vec<u8>);
 
-/// Surface paths found in git's state, each with where (the index, HEAD's commit, the stash)
-/// and the entry there.
-pub(super) type Found = BTreeMap<Vec<u8>, Vec<(&'static str, Entry)>>;
+/// A commit's tree and parents.
+type Commit = (Vec<u8>, Vec<Vec<u8>>);
+
+/// Surface paths found in git's state, each with where (the index, a ref, a reflog) and the
+/// entry there.
+pub(super) type Found = BTreeMap<Vec<u8>, Vec<(String, Entry)>>;
 
 /// Worktree files larger than this are not hashed (their staged entry is reported).
 const MAX_HASHED: u64 = 16 * 1024 * 1024;
@@ -101,33 +108,76 @@ fn blob_id(content: &[u8], hash: usize) -> Vec<u8> {
     }
 }
 
-/// A resolved ref: its object id, none (unborn, absent), or why it could not be read (the
-/// text changes when what it was read from does).
-type Ref = Result<Option<Vec<u8>>, String>;
+/// What a name resolves to: the object ids it holds (one for a ref; one per line for
+/// `FETCH_HEAD` and `MERGE_HEAD`; none when unborn or absent), or why it could not be read
+/// (the text changes when what it was read from does).
+type Ref = Result<Vec<Vec<u8>>, String>;
+
+/// A reflog as read: its length and the SHA-1 of its bytes, so that an append (git's only
+/// way of writing one) is told from a rewrite; or why it could not be read.
+type Log = Result<(u64, Vec<u8>), String>;
+
+/// The files of a git directory, besides the refs, that name a commit the operator's git
+/// checks out, resets to or merges later: `git reset --hard ORIG_HEAD`, `git merge
+/// FETCH_HEAD`, `git merge --continue` (MERGE_HEAD), `git rebase --abort` (the rebase's
+/// `orig-head`), `git cherry-pick --abort` (`sequencer/head`), `git bisect reset`.
+const PSEUDO_REFS: &[&str] = &[
+    "HEAD",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "AUTO_MERGE",
+    "BISECT_HEAD",
+    "BISECT_EXPECTED_REV",
+    "rebase-merge/orig-head",
+    "rebase-merge/onto",
+    "rebase-apply/orig-head",
+    "rebase-apply/onto",
+    "sequencer/head",
+    "sequencer/abort-safety",
+];
+
+/// Loose refs and reflogs listed per git directory, at most: past it the refs are "not
+/// checked" (a run that fills `refs/` with names does not make the scan run on).
+const MAX_REFS: usize = 100_000;
+/// Commits (ref targets and reflog entries new since the run began) whose trees are compared,
+/// at most, per git directory: past it, "not checked".
+const MAX_TIPS: usize = 256;
+/// A reflog larger than this is not read ("not checked" when it changed).
+const MAX_LOG: u64 = 64 << 20;
 
 /// One git directory's state, as far as the operator's git could write it out later.
 #[derive(Debug, Clone)]
 pub(super) struct GitState {
+    /// The worktree git writes into for this git directory (its parent for a `.git`; what a
+    /// linked worktree's `gitdir` or a submodule's `.git` file says, as it was before the run).
+    worktree: PathBuf,
     /// The index file's identity (dev, ino, size, mtime, ctime): unchanged means not rewritten
     /// (git writes a new index and renames it in; ctime cannot be set back).
     index_id: Option<super::Id>,
     /// The index's entries (all of them: which are on the surface is worked out only for
     /// those that changed, when the index did); `None` when it exists and cannot be read.
     index: Option<Vec<Arc<Vec<u8>>>>,
+    /// In place of `index`, the entries a dead run kept of it ([`GitState::kept`]): only
+    /// those the comparison looks at.
+    kept_entries: Option<BTreeMap<Vec<u8>, Entry>>,
     /// The object id length (20 for SHA-1, 32 for SHA-256).
     hash: usize,
-    head: Ref,
-    stash: Ref,
-    /// The replace refs (`refs/replace/ID`, loose and packed) with what they hold: git reads
-    /// an object through one (`git reset --hard` writes out the replacement's tree), which
-    /// this module does not follow.
-    replace: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-impl super::IndexEntry {
-    fn id(&self) -> &[u8] {
-        &self.oid[..usize::from(self.hash)]
-    }
+    /// Every name the operator's git resolves to a commit here: the pseudo-refs
+    /// ([`PSEUDO_REFS`]), and for a repository's own git directory (not a linked worktree's,
+    /// whose refs are its repository's) every loose and packed ref, the replace refs too
+    /// (through which git reads objects, and which cordon does not follow).
+    refs: BTreeMap<String, Ref>,
+    /// Every reflog (`logs/HEAD`, `logs/refs/...`): `HEAD@{1}`, `@{-1}` (`git checkout -`),
+    /// `stash@{1}` name the commits in it.
+    logs: BTreeMap<String, Log>,
+    /// What was read for `refs` and `logs`, for a later snapshot to take what did not change.
+    reads: Reads,
+    /// How many of `reads` were read, not taken from an earlier snapshot.
+    fresh: usize,
 }
 
 /// Whether `rel` (a path in a worktree, as git stores it) is on the persistence surface. Most
@@ -141,163 +191,494 @@ fn on_surface(rel: &[u8]) -> Option<&'static str> {
     cordon_policy::surface::classify(Path::new(OsStr::from_bytes(rel)), &|_| false).map(|h| h.why)
 }
 
+/// A commit the run made a name point at (a ref moved or created, a reflog entry appended),
+/// to be compared with what the name held before.
+struct Tip {
+    /// Where the operator's git finds it: "NAME's commit" (a ref), or "the reflog of NAME".
+    place: String,
+    id: Vec<u8>,
+    /// What it is compared with: what the name held before the run, else HEAD then (what a
+    /// `git checkout` of it would change).
+    base: Option<Vec<u8>>,
+    /// A stash (`refs/stash` or its reflog): applied against its own base by `git stash pop`.
+    stash: bool,
+}
+
 impl GitState {
-    /// Reads `git_dir`'s state: `entries` are its index's (with the id length), `None` when
-    /// the index exists but is no index cordon can read.
     /// The length of the repository's object ids.
     pub(super) fn hash(&self) -> usize {
         self.hash
     }
 
+    /// Whether the index was written at or after `since` (by its ctime, which a run cannot
+    /// set back).
+    pub(super) fn index_changed_since(&self, since: super::Began) -> bool {
+        self.index_id
+            .is_some_and(|i| super::stamped_at_or_after((i.6, i.7), since))
+    }
+
+    /// The worktree git writes this git directory's files into.
+    pub(super) fn worktree(&self) -> &Path {
+        &self.worktree
+    }
+
+    /// A state of which only what was read is known (kept listings, `listings.rs`): an
+    /// earlier snapshot's, never compared with.
+    pub(super) fn from_reads(reads: Reads) -> GitState {
+        GitState {
+            worktree: PathBuf::new(),
+            index_id: None,
+            index: None,
+            kept_entries: None,
+            hash: 20,
+            refs: BTreeMap::new(),
+            logs: BTreeMap::new(),
+            reads,
+            fresh: 0,
+        }
+    }
+
+    /// How many refs, reflogs and their directories were read (not taken from an earlier
+    /// snapshot): what is on file for the next run is stale when any was.
+    pub(super) fn fresh(&self) -> usize {
+        self.fresh
+    }
+
+    /// What was read for its refs and reflogs ([`Reads`]).
+    pub(super) fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// Reads `git_dir`'s state (its worktree at `worktree`): `files` are its index's bytes
+    /// (with the id length), `None` when the index exists but is no index cordon can read.
+    /// Its refs and reflogs unchanged since `earlier` (an earlier snapshot's reads, and when
+    /// it began) are taken from there.
     pub(super) fn read(
         git_dir: &Path,
+        worktree: &Path,
         files: Option<(Vec<Arc<Vec<u8>>>, usize)>,
         index_exists: bool,
+        earlier: Option<(&Reads, std::time::SystemTime)>,
     ) -> GitState {
         let index_id = std::fs::metadata(git_dir.join("index"))
             .ok()
             .map(|m| super::identity(&m));
-        let hash = files.as_ref().map_or(20, |(_, h)| *h);
+        let mut reader = Reader {
+            earlier,
+            now: HashMap::new(),
+            fresh: 0,
+        };
+        let (refs, logs) = read_refs(git_dir, &mut reader);
+        // The index's id length, else (no index) HEAD's.
+        let head_len = refs
+            .get("HEAD")
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|ids| ids.first())
+            .map(Vec::len);
+        let hash = match &files {
+            Some((f, h)) if !f.is_empty() => *h,
+            _ => head_len.filter(|&l| l == 32).unwrap_or(20),
+        };
         let index = match files {
             Some((files, _)) => Some(files),
             None if !index_exists => Some(Vec::new()),
             None => None,
         };
-        let common = common_dir(git_dir);
         GitState {
+            worktree: worktree.to_path_buf(),
             index_id,
             index,
+            kept_entries: None,
             hash,
-            head: resolve(git_dir, &common, "HEAD"),
-            stash: resolve(git_dir, &common, "refs/stash"),
-            replace: replace_refs(&common),
+            refs,
+            logs,
+            reads: reader.now,
+            fresh: reader.fresh,
         }
     }
 
-    /// The surface paths the run put into the index, HEAD's commit or `refs/stash` (relative
-    /// to the worktree), each with where it is and why it matters; and what could not be
-    /// checked, with why.
+    /// The index entries the comparison looks at: surface paths and a sparse index's
+    /// directories (name → mode and id); `None` when the index cannot be read.
+    fn relevant_entries(&self) -> Option<BTreeMap<Vec<u8>, Entry>> {
+        if let Some(kept) = &self.kept_entries {
+            return Some(kept.clone());
+        }
+        let mut out = BTreeMap::new();
+        for f in self.index.as_ref()? {
+            // Filtered as read: most entries of a large index are not kept at all.
+            let (kept, _) = super::visit_index(f, |out, name, mode, id| {
+                if mode != GITLINK && (mode == TREE || on_surface(name).is_some()) {
+                    out.push((name.to_vec(), (mode, id.to_vec())));
+                }
+            })?;
+            out.extend(kept);
+        }
+        Some(out)
+    }
+
+    /// The surface paths the run put into git's state (relative to the worktree): into the
+    /// index (a sparse index's directory entries included), or into a commit a ref, a
+    /// pseudo-ref or a reflog entry names that it created or moved; each with where it is.
+    /// And what could not be checked, with why.
     pub(super) fn changes_since(&self, git_dir: &Path, before: &GitState) -> (Found, Vec<String>) {
         let mut found: Found = BTreeMap::new();
         let mut unchecked = Vec::new();
-        if self.replace != before.replace {
-            unchecked.push(
-                "its replace refs (refs/replace/) changed: git reads objects through them, cordon does not follow them; check `git replace -l`".into(),
-            );
-        }
-        if self.index_id == before.index_id
-            && self.head == before.head
-            && self.stash == before.stash
+        if self.index_id == before.index_id && self.refs == before.refs && self.logs == before.logs
         {
             return (found, unchecked);
         }
         // What the index held before the run is the operator's (committed or staged by them):
-        // the same entry later in the index, HEAD or the stash is not the run's.
-        let entries = |s: &GitState| -> Option<Vec<super::IndexEntry>> {
-            let mut all = Vec::new();
-            for f in s.index.as_ref()? {
-                all.extend(super::index_entries(f)?.0);
+        // the same entry later in the index or a commit is not the run's.
+        let was = before.relevant_entries().unwrap_or_default();
+        let known = |path: &[u8], e: &Entry| was.get(path) == Some(e);
+        let common = common_dir(git_dir);
+        let mut odb = Odb::new(common.join("objects"), self.hash);
+        let add = |found: &mut Found, place: &str, paths: Vec<(Vec<u8>, Entry)>| {
+            for (path, e) in paths {
+                if !known(&path, &e) {
+                    found.entry(path).or_default().push((place.to_string(), e));
+                }
             }
-            Some(all)
         };
-        let before_entries = entries(before).unwrap_or_default();
-        let was: HashMap<&[u8], (u32, &[u8])> = before_entries
-            .iter()
-            .map(|e| (e.name.as_slice(), (e.mode, e.id())))
-            .collect();
-        let known = |path: &[u8], e: &Entry| was.get(path) == Some(&(e.0, e.1.as_slice()));
         if self.index_id != before.index_id {
-            match entries(self) {
+            match self.relevant_entries() {
                 None => unchecked.push(format!(
                     "{} is no index cordon can read",
                     git_dir.join("index").display()
                 )),
                 Some(now) => {
-                    for e in &now {
-                        if e.mode != GITLINK
-                            && was.get(e.name.as_slice()) != Some(&(e.mode, e.id()))
-                            && on_surface(&e.name).is_some()
-                        {
+                    for (name, e) in now {
+                        if was.get(&name) == Some(&e) {
+                            continue;
+                        }
+                        if e.0 != TREE {
                             found
-                                .entry(e.name.clone())
+                                .entry(name)
                                 .or_default()
-                                .push(("the index", (e.mode, e.id().to_vec())));
+                                .push(("the index".to_string(), e));
+                            continue;
+                        }
+                        // A sparse index's directory entry: its tree is what `git
+                        // sparse-checkout disable` (or a wider cone) writes out.
+                        let dir = name.strip_suffix(b"/").unwrap_or(&name);
+                        let old = was.get(&name).filter(|o| o.0 == TREE).map(|o| o.1.clone());
+                        match odb.changed(&e.1, old.as_deref(), dir) {
+                            Ok(paths) => add(&mut found, "the index", paths),
+                            Err(why) => unchecked.push(format!(
+                                "the index's sparse directory {}: {why}",
+                                String::from_utf8_lossy(dir)
+                            )),
                         }
                     }
                 }
             }
         }
-        let common = common_dir(git_dir);
-        let mut odb = Odb::new(common.join("objects"), self.hash);
-        if self.head != before.head {
-            match &self.head {
-                Err(why) => unchecked.push(format!("HEAD: {why}")),
-                Ok(None) => {}
-                Ok(Some(commit)) => {
-                    let old = before
-                        .head
-                        .as_ref()
-                        .ok()
-                        .cloned()
-                        .flatten()
-                        .and_then(|c| odb.commit(&c).ok())
-                        .map(|c| c.0);
-                    let res = odb
-                        .commit(commit)
-                        .and_then(|(tree, _)| odb.changed(&tree, old.as_deref(), b""));
-                    match res {
-                        Ok(paths) => {
-                            for (path, e) in paths {
-                                if !known(&path, &e) {
-                                    found.entry(path).or_default().push(("HEAD's commit", e));
-                                }
-                            }
-                        }
-                        Err(why) => unchecked.push(format!("HEAD's commit: {why}")),
-                    }
+        let head_then = before
+            .refs
+            .get("HEAD")
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|ids| ids.first())
+            .cloned();
+        // A commit some name held before the run is the operator's: a name moved to it by the
+        // run (a branch reset to another branch) writes out nothing the operator did not have.
+        let had: std::collections::HashSet<&[u8]> = before
+            .refs
+            .values()
+            .filter_map(|r| r.as_ref().ok())
+            .flatten()
+            .map(Vec::as_slice)
+            .collect();
+        let mut tips: Vec<Tip> = Vec::new();
+        let mut replaced = false;
+        let names: std::collections::BTreeSet<&String> =
+            self.refs.keys().chain(before.refs.keys()).collect();
+        for name in names {
+            let (now, then) = (self.refs.get(name), before.refs.get(name));
+            if now == then {
+                continue;
+            }
+            if name.starts_with("refs/replace/") {
+                replaced = true;
+                continue;
+            }
+            let ids = match now {
+                None => continue, // removed: nothing to write out
+                Some(Err(why)) => {
+                    unchecked.push(format!("{name}: {why}"));
+                    continue;
+                }
+                Some(Ok(ids)) => ids,
+            };
+            let base = then
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|ids| ids.first())
+                .cloned()
+                .or_else(|| head_then.clone());
+            for id in ids {
+                if !had.contains(id.as_slice()) {
+                    tips.push(Tip {
+                        place: format!("{name}'s commit"),
+                        id: id.clone(),
+                        base: base.clone(),
+                        stash: name == "refs/stash",
+                    });
                 }
             }
         }
-        if self.stash != before.stash {
-            match &self.stash {
-                Err(why) => unchecked.push(format!("refs/stash: {why}")),
-                Ok(None) => {}
-                Ok(Some(commit)) => {
-                    // `git stash pop` applies the stash's worktree tree and its index tree (the
-                    // second parent) against its base (the first), and adds the untracked
-                    // files of the third parent whole.
-                    let res = (|| {
-                        let (tree, parents) = odb.commit(commit)?;
-                        let base = match parents.first() {
-                            Some(p) => Some(odb.commit(p)?.0),
-                            None => None,
-                        };
-                        let mut all = odb.changed(&tree, base.as_deref(), b"")?;
-                        if let Some(p) = parents.get(1) {
-                            let t = odb.commit(p)?.0;
-                            all.extend(odb.changed(&t, base.as_deref(), b"")?);
-                        }
-                        for p in parents.iter().skip(2) {
-                            let t = odb.commit(p)?.0;
-                            all.extend(odb.changed(&t, None, b"")?);
-                        }
-                        Ok::<_, String>(all)
-                    })();
-                    match res {
-                        Ok(paths) => {
-                            for (path, e) in paths {
-                                if !known(&path, &e) {
-                                    found.entry(path).or_default().push(("refs/stash", e));
-                                }
-                            }
-                        }
-                        Err(why) => unchecked.push(format!("refs/stash: {why}")),
-                    }
+        if replaced {
+            unchecked.push(
+                "its replace refs (refs/replace/) changed: git reads objects through them, cordon does not follow them; check `git replace -l`".into(),
+            );
+        }
+        for (name, now) in &self.logs {
+            let then = before.logs.get(name);
+            if then == Some(now) {
+                continue;
+            }
+            let path = log_path(git_dir, &common, name);
+            let ids = match now.clone().and_then(|_| appended(&path, then)) {
+                Ok(ids) => ids,
+                Err(why) => {
+                    unchecked.push(format!("the reflog of {name}: {why}"));
+                    continue;
                 }
+            };
+            let base = before
+                .refs
+                .get(name)
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|ids| ids.first())
+                .cloned()
+                .or_else(|| head_then.clone());
+            for id in ids {
+                if !had.contains(id.as_slice()) {
+                    tips.push(Tip {
+                        place: format!("the reflog of {name}"),
+                        id,
+                        base: base.clone(),
+                        stash: name == "refs/stash",
+                    });
+                }
+            }
+        }
+        // The same commit against the same base is compared once (a commit moves HEAD, its
+        // branch and both their reflogs to it).
+        let mut seen = std::collections::HashSet::new();
+        tips.retain(|t| seen.insert((t.id.clone(), t.base.clone(), t.stash)));
+        if tips.len() > MAX_TIPS {
+            unchecked.push(format!(
+                "the run made refs and reflogs name {} commits; cordon compares at most {MAX_TIPS}",
+                tips.len()
+            ));
+            tips.truncate(MAX_TIPS);
+        }
+        for tip in tips {
+            let res = if tip.stash {
+                odb.stash_changed(&tip.id)
+            } else {
+                odb.tip_changed(&tip.id, tip.base.as_deref())
+            };
+            match res {
+                Ok(paths) => add(&mut found, &tip.place, paths),
+                Err(why) => unchecked.push(format!("{}: {why}", tip.place)),
             }
         }
         (found, unchecked)
     }
+}
+
+impl GitState {
+    /// This state as a run keeps it for its dead-run scan (beside its after-run marker, see
+    /// `Snapshot::kept`): everything but the index's bytes, of which only the entries the
+    /// comparison looks at are kept. Read back by [`GitState::from_kept`].
+    pub(super) fn kept(&self, git_dir: &Path) -> String {
+        let h = |b: &[u8]| hex::encode(b);
+        let mut t = format!(
+            "git {} {} {}\n",
+            h(git_dir.as_os_str().as_bytes()),
+            h(self.worktree.as_os_str().as_bytes()),
+            self.hash
+        );
+        if let Some(i) = self.index_id {
+            t.push_str(&format!(
+                "index {} {} {} {} {} {} {} {} {}\n",
+                i.0, i.1, i.2, i.3, i.4, i.5, i.6, i.7, i.8
+            ));
+        }
+        match self.relevant_entries() {
+            Some(entries) => {
+                for (name, (mode, id)) in entries {
+                    t.push_str(&format!("entry {} {mode:o} {}\n", h(&name), h(&id)));
+                }
+            }
+            None => t.push_str("unreadable\n"),
+        }
+        for (name, r) in &self.refs {
+            match r {
+                Ok(ids) => {
+                    t.push_str(&format!("ref {} ok", h(name.as_bytes())));
+                    for id in ids {
+                        t.push_str(&format!(" {}", h(id)));
+                    }
+                    t.push('\n');
+                }
+                Err(why) => t.push_str(&format!(
+                    "ref {} err {}\n",
+                    h(name.as_bytes()),
+                    h(why.as_bytes())
+                )),
+            }
+        }
+        for (name, l) in &self.logs {
+            match l {
+                Ok((len, digest)) => t.push_str(&format!(
+                    "log {} ok {len} {}\n",
+                    h(name.as_bytes()),
+                    h(digest)
+                )),
+                Err(why) => t.push_str(&format!(
+                    "log {} err {}\n",
+                    h(name.as_bytes()),
+                    h(why.as_bytes())
+                )),
+            }
+        }
+        t.push_str("end\n");
+        t
+    }
+
+    /// The states [`GitState::kept`] wrote, one after another, by git directory; `None` when
+    /// any does not parse.
+    pub(super) fn from_kept(text: &[u8]) -> Option<BTreeMap<PathBuf, GitState>> {
+        let text = std::str::from_utf8(text).ok()?;
+        let path = |w: &str| -> Option<PathBuf> {
+            Some(PathBuf::from(std::ffi::OsString::from_vec(
+                hex::decode(w).ok()?,
+            )))
+        };
+        let string = |w: &str| -> Option<String> { String::from_utf8(hex::decode(w).ok()?).ok() };
+        let mut out = BTreeMap::new();
+        let mut cur: Option<(PathBuf, GitState)> = None;
+        for line in text.lines() {
+            let w: Vec<&str> = line.split(' ').collect();
+            match (w[0], cur.as_mut()) {
+                ("git", None) if w.len() == 4 => {
+                    cur = Some((
+                        path(w[1])?,
+                        GitState {
+                            worktree: path(w[2])?,
+                            index_id: None,
+                            index: None,
+                            kept_entries: Some(BTreeMap::new()),
+                            hash: w[3].parse().ok()?,
+                            refs: BTreeMap::new(),
+                            logs: BTreeMap::new(),
+                            reads: HashMap::new(),
+                            fresh: 0,
+                        },
+                    ));
+                }
+                ("index", Some((_, s))) if w.len() == 10 => {
+                    s.index_id = Some((
+                        w[1].parse().ok()?,
+                        w[2].parse().ok()?,
+                        w[3].parse().ok()?,
+                        w[4].parse().ok()?,
+                        w[5].parse().ok()?,
+                        w[6].parse().ok()?,
+                        w[7].parse().ok()?,
+                        w[8].parse().ok()?,
+                        w[9].parse().ok()?,
+                    ));
+                }
+                ("entry", Some((_, s))) if w.len() == 4 => {
+                    let mode = u32::from_str_radix(w[2], 8).ok()?;
+                    let id = hex::decode(w[3]).ok()?;
+                    s.kept_entries
+                        .as_mut()?
+                        .insert(hex::decode(w[1]).ok()?, (mode, id));
+                }
+                ("unreadable", Some((_, s))) => s.kept_entries = None,
+                ("ref", Some((_, s))) if w.len() >= 3 => {
+                    let r = match w[2] {
+                        "ok" => Ok(w[3..]
+                            .iter()
+                            .map(|i| oid(i.as_bytes()).ok())
+                            .collect::<Option<Vec<_>>>()?),
+                        "err" => Err(string(w.get(3)?)?),
+                        _ => return None,
+                    };
+                    s.refs.insert(string(w[1])?, r);
+                }
+                ("log", Some((_, s))) if w.len() >= 4 => {
+                    let l = match w[2] {
+                        "ok" => Ok((w[3].parse().ok()?, hex::decode(w.get(4)?).ok()?)),
+                        "err" => Err(string(w[3])?),
+                        _ => return None,
+                    };
+                    s.logs.insert(string(w[1])?, l);
+                }
+                ("end", Some(_)) => {
+                    let (d, s) = cur.take()?;
+                    out.insert(d, s);
+                }
+                _ => return None,
+            }
+        }
+        cur.is_none().then_some(out)
+    }
+}
+
+/// An object id written in hex (SHA-1's 40 digits or SHA-256's 64); anything else is none.
+fn oid(text: impl AsRef<[u8]>) -> Result<Vec<u8>, ()> {
+    let text = text.as_ref();
+    if text.len() != 40 && text.len() != 64 {
+        return Err(());
+    }
+    hex::decode(text).map_err(|_| ())
+}
+
+/// Where reflog `name` is: `HEAD`'s in the git directory, the others in the common one.
+fn log_path(git_dir: &Path, common: &Path, name: &str) -> PathBuf {
+    let dir = if name == "HEAD" { git_dir } else { common };
+    dir.join("logs").join(name)
+}
+
+/// The commits named by the entries of the reflog at `path` that were not in it before (all
+/// of them when it was rewritten, not appended to): each entry's old and new ids, and the
+/// commit `git checkout -` (`@{-1}`) takes from a `checkout: moving from ID to …` message.
+fn appended(path: &Path, then: Option<&Log>) -> Result<Vec<Vec<u8>>, String> {
+    use sha1::Digest as _;
+    let bytes = cordon_fs::safe::read_followed(path, MAX_LOG)
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    let from = match then {
+        Some(Ok((len, digest)))
+            if bytes.len() as u64 >= *len
+                && sha1::Sha1::digest(&bytes[..*len as usize]).as_slice() == digest.as_slice() =>
+        {
+            *len as usize
+        }
+        _ => 0,
+    };
+    let mut out = Vec::new();
+    for line in bytes[from..].split(|&b| b == b'\n') {
+        let (head, msg) = line.split_once_byte(b'\t').unwrap_or((line, b""));
+        for w in head.split(|&b| b == b' ').take(2) {
+            if let Ok(id) = oid(w) {
+                if id.iter().any(|&b| b != 0) {
+                    out.push(id);
+                }
+            }
+        }
+        if let Some(rest) = msg.strip_prefix(b"checkout: moving from ") {
+            let from = rest.split(|&b| b == b' ').next().unwrap_or(b"");
+            if let Ok(id) = oid(from) {
+                out.push(id);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Where a git directory's refs and objects are: its `commondir` (a linked worktree's), or
@@ -312,9 +693,132 @@ fn common_dir(git_dir: &Path) -> PathBuf {
     }
 }
 
-/// The object id `name` (`HEAD` or a full ref name) points at, following symbolic refs, from
-/// loose ref files or `packed-refs`.
-fn resolve(git_dir: &Path, common: &Path, name: &str) -> Ref {
+/// The ids a ref file or pseudo-ref that is no symbolic ref holds: the first word of each
+/// line that is an object id (`FETCH_HEAD`'s lines carry more).
+fn held(text: &[u8]) -> Vec<Vec<u8>> {
+    let mut ids = Vec::new();
+    for line in text.trim_ascii().split(|&b| b == b'\n') {
+        let w = line
+            .split(|&b| b == b'\t' || b == b' ')
+            .next()
+            .unwrap_or(b"");
+        if let Ok(id) = oid(w) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// When a file or directory was last changed, as far as reading it again goes: (dev, ino,
+/// size, mtime, mtime_nsec, ctime, ctime_nsec). A write moves ctime, which a run cannot set
+/// back.
+type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+
+/// What a snapshot read of a git directory's refs and reflogs, by path, each with its stamp
+/// then: a ref's text, a reflog's length and digest, a directory's names (or why it could not
+/// be read). The "after" snapshot takes what did not change from the "before" one's.
+pub(super) type Reads = HashMap<PathBuf, (Stamp, Arc<Result<Vec<u8>, String>>)>;
+
+fn stamp(m: &std::fs::Metadata) -> Stamp {
+    (
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    )
+}
+
+/// Reads files and directories, or takes them from an earlier snapshot's [`Reads`] where
+/// their stamp is the same (one `stat` instead of an open, reads and a close) and older than
+/// that snapshot by [`super::SETTLED`] (a change in the same tick of the kernel's coarse
+/// clock as that snapshot's read would carry the same stamp).
+struct Reader<'a> {
+    earlier: Option<(&'a Reads, std::time::SystemTime)>,
+    now: Reads,
+    /// How many were read, not taken.
+    fresh: usize,
+}
+
+impl Reader<'_> {
+    fn take(
+        &mut self,
+        path: &Path,
+        read: impl FnOnce(&Path) -> Result<Vec<u8>, String>,
+    ) -> Arc<Result<Vec<u8>, String>> {
+        // Stamped first, read after: a change in between leaves a newer stamp than the
+        // stamp kept, never an older one.
+        let Ok(m) = std::fs::metadata(path) else {
+            return Arc::new(read(path));
+        };
+        let st = stamp(&m);
+        let settled = |(secs, nsec): (i64, i64), before: std::time::SystemTime| {
+            u64::try_from(secs).is_ok_and(|secs| {
+                std::time::UNIX_EPOCH + std::time::Duration::new(secs, nsec as u32) + super::SETTLED
+                    < before
+            })
+        };
+        let value = match self.earlier.and_then(|(r, t)| Some((r.get(path)?, t))) {
+            Some(((was, v), t)) if *was == st && settled((st.5, st.6), t) => v.clone(),
+            _ => {
+                self.fresh += 1;
+                Arc::new(read(path))
+            }
+        };
+        self.now.insert(path.to_path_buf(), (st, value.clone()));
+        value
+    }
+
+    /// A file's bytes (links followed, as git does; never blocking), empty when missing.
+    fn file(&mut self, path: &Path, max: u64) -> Arc<Result<Vec<u8>, String>> {
+        self.take(path, |p| {
+            cordon_fs::safe::read_followed(p, max)
+                .map(Option::unwrap_or_default)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// A directory's entries: each name, with `/` after a directory's.
+    fn dir(&mut self, path: &Path) -> Vec<(String, bool)> {
+        let v = self.take(path, |p| {
+            let rd = std::fs::read_dir(p).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            for e in rd.flatten() {
+                out.extend_from_slice(e.file_name().as_bytes());
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    out.push(b'/');
+                }
+                out.push(0);
+            }
+            Ok(out)
+        });
+        let Ok(names) = v.as_ref() else {
+            return Vec::new();
+        };
+        names
+            .split(|&b| b == 0)
+            .filter(|n| !n.is_empty())
+            .map(|n| match n.strip_suffix(b"/") {
+                Some(d) => (String::from_utf8_lossy(d).into_owned(), true),
+                None => (String::from_utf8_lossy(n).into_owned(), false),
+            })
+            .collect()
+    }
+}
+
+/// Every ref and reflog of `git_dir` (see [`GitState`]'s `refs` and `logs`), and what was read
+/// for them. A repository that leaves git alone costs, in the "after" snapshot, a `stat` of
+/// each ref and reflog and of the directories that hold them; the "before" snapshot reads
+/// them.
+fn read_refs(
+    git_dir: &Path,
+    reader: &mut Reader,
+) -> (BTreeMap<String, Ref>, BTreeMap<String, Log>) {
+    let common = common_dir(git_dir);
+    let mut refs = BTreeMap::new();
+    let mut logs = BTreeMap::new();
     let reftable = common.join("reftable");
     if reftable.is_dir() {
         // Not read here: the tables' list is what changes when a ref does.
@@ -322,11 +826,172 @@ fn resolve(git_dir: &Path, common: &Path, name: &str) -> Ref {
             .ok()
             .flatten()
             .unwrap_or_default();
-        return Err(format!(
-            "a reftable repository, whose refs cordon does not read (tables {})",
-            String::from_utf8_lossy(&list).trim()
-        ));
+        refs.insert(
+            "HEAD".to_string(),
+            Err(format!(
+                "a reftable repository, whose refs cordon does not read (tables {})",
+                String::from_utf8_lossy(&list).trim()
+            )),
+        );
+        return (refs, logs);
     }
+    // The loose refs' texts and the pseudo-refs', resolved once all are read.
+    let mut texts: BTreeMap<String, Result<Vec<u8>, String>> = BTreeMap::new();
+    // The pseudo-refs present (one listing of the git directory, not a failed open each).
+    let present: std::collections::HashSet<String> =
+        reader.dir(git_dir).into_iter().map(|(n, _)| n).collect();
+    for name in PSEUDO_REFS {
+        let first = name.split('/').next().unwrap_or(name);
+        if present.contains(first) {
+            texts.insert(
+                name.to_string(),
+                (*reader.file(&git_dir.join(name), 1 << 20)).clone(),
+            );
+        }
+    }
+    // A linked worktree's refs (but for its HEAD and pseudo-refs) and reflogs (but for HEAD's)
+    // are its repository's, read there.
+    let linked = common != git_dir;
+    let mut packed = BTreeMap::new();
+    if !linked {
+        // Packed first: a loose ref of the same name is what git reads.
+        match &*reader.file(&common.join("packed-refs"), 256 << 20) {
+            Ok(text) => {
+                for line in text.split(|&b| b == b'\n') {
+                    if line.starts_with(b"#") || line.starts_with(b"^") {
+                        continue;
+                    }
+                    if let Some((id, n)) = line.split_once_byte(b' ') {
+                        let n = String::from_utf8_lossy(n).into_owned();
+                        let id = oid(id)
+                            .map(|i| vec![i])
+                            .map_err(|_| format!("packed-refs: {n} holds no object id"));
+                        packed.insert(n, id);
+                    }
+                }
+            }
+            Err(e) => {
+                refs.insert("packed-refs".into(), Err(e.clone()));
+            }
+        }
+        let mut stack = vec![(common.join("refs"), "refs".to_string())];
+        let mut count = 0;
+        while let Some((dir, name)) = stack.pop() {
+            for (file, is_dir) in reader.dir(&dir) {
+                count += 1;
+                if count > MAX_REFS {
+                    refs.insert(
+                        "refs/".into(),
+                        Err(format!("more than {MAX_REFS} loose refs")),
+                    );
+                    return (refs, logs);
+                }
+                let n = format!("{name}/{file}");
+                if is_dir {
+                    stack.push((dir.join(&file), n));
+                } else {
+                    texts.insert(n, (*reader.file(&dir.join(&file), 1 << 20)).clone());
+                }
+            }
+        }
+    }
+    // Each name's ids: a symbolic ref resolved through what was read (or, for a linked
+    // worktree's, its repository's refs on disk).
+    let lookup = |name: &str| -> Result<Option<Vec<u8>>, String> {
+        let mut name = name.to_string();
+        for _ in 0..8 {
+            match texts.get(&name) {
+                Some(Ok(t)) => {
+                    let t = t.trim_ascii();
+                    if let Some(to) = t.strip_prefix(b"ref: ") {
+                        name = String::from_utf8_lossy(to.trim_ascii()).into_owned();
+                        continue;
+                    }
+                    return oid(t)
+                        .map(Some)
+                        .map_err(|_| format!("{name} holds no object id"));
+                }
+                Some(Err(e)) => return Err(format!("{name}: {e}")),
+                None if linked => return resolve(git_dir, &common, &name),
+                None => {
+                    return packed
+                        .get(&name)
+                        .cloned()
+                        .map_or(Ok(None), |r| r.map(|ids| ids.into_iter().next()))
+                }
+            }
+        }
+        Err(format!("{name}: symbolic refs nest too deep"))
+    };
+    for (name, text) in &texts {
+        let value = match text {
+            Err(e) => Err(e.clone()),
+            Ok(t) if t.trim_ascii().starts_with(b"ref: ") => {
+                lookup(name).map(|id| id.into_iter().collect())
+            }
+            Ok(t) => Ok(held(t)),
+        };
+        refs.insert(name.clone(), value);
+    }
+    for (name, r) in packed {
+        refs.entry(name).or_insert(r);
+    }
+    if present.contains("logs") {
+        list_logs(&git_dir.join("logs"), "", &mut logs, linked, reader);
+    }
+    (refs, logs)
+}
+
+/// Each reflog under `dir` (named as its ref: `HEAD`, `refs/heads/main`), with its length and
+/// digest; only `HEAD`'s when `head_only` (a linked worktree's).
+fn list_logs(
+    dir: &Path,
+    prefix: &str,
+    logs: &mut BTreeMap<String, Log>,
+    head_only: bool,
+    reader: &mut Reader,
+) {
+    use sha1::Digest as _;
+    for (file, is_dir) in reader.dir(dir) {
+        if logs.len() > MAX_REFS {
+            logs.insert("logs/".into(), Err(format!("more than {MAX_REFS} reflogs")));
+            return;
+        }
+        let name = if prefix.is_empty() {
+            file.clone()
+        } else {
+            format!("{prefix}/{file}")
+        };
+        if head_only && name != "HEAD" {
+            continue;
+        }
+        if is_dir {
+            list_logs(&dir.join(&file), &name, logs, head_only, reader);
+            continue;
+        }
+        let v = reader.take(&dir.join(&file), |p| {
+            let b = cordon_fs::safe::read_followed(p, MAX_LOG)
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default();
+            let mut out = (b.len() as u64).to_le_bytes().to_vec();
+            out.extend_from_slice(&sha1::Sha1::digest(&b));
+            Ok(out)
+        });
+        let log = match &*v {
+            Ok(b) if b.len() == 28 => Ok((
+                u64::from_le_bytes(b[..8].try_into().unwrap()),
+                b[8..].to_vec(),
+            )),
+            Ok(_) => Err("unreadable".into()),
+            Err(e) => Err(e.clone()),
+        };
+        logs.insert(name, log);
+    }
+}
+
+/// The object id `name` (a full ref name) points at, following symbolic refs, from loose ref
+/// files or `packed-refs`.
+fn resolve(git_dir: &Path, common: &Path, name: &str) -> Result<Option<Vec<u8>>, String> {
     let mut name = name.to_string();
     for _ in 0..8 {
         // HEAD and the per-worktree refs are the worktree's own; the rest are shared.
@@ -344,39 +1009,14 @@ fn resolve(git_dir: &Path, common: &Path, name: &str) -> Ref {
             name = String::from_utf8_lossy(to.trim_ascii()).into_owned();
             continue;
         }
-        return hex::decode(text)
+        return oid(text)
             .map(Some)
             .map_err(|_| format!("{name} holds no object id"));
     }
     Err(format!("{name}: symbolic refs nest too deep"))
 }
 
-/// The replace refs: loose ones (`refs/replace/ID`, what each holds) and packed ones; when
-/// there are none, one failed `open` of the directory and the packed refs' lines.
-fn replace_refs(common: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(common.join("refs/replace")) {
-        for e in rd.flatten() {
-            let held = cordon_fs::safe::read_followed(&e.path(), 4096)
-                .map(Option::unwrap_or_default)
-                .unwrap_or_else(|e| e.to_string().into_bytes());
-            out.push((e.file_name().as_bytes().to_vec(), held));
-        }
-    }
-    if let Ok(Some(text)) = cordon_fs::safe::read_followed(&common.join("packed-refs"), 256 << 20) {
-        for line in text.split(|&b| b == b'\n') {
-            if let Some((id, n)) = line.split_once_byte(b' ') {
-                if n.starts_with(b"refs/replace/") {
-                    out.push((n.to_vec(), id.to_vec()));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn packed_ref(common: &Path, name: &str) -> Ref {
+fn packed_ref(common: &Path, name: &str) -> Result<Option<Vec<u8>>, String> {
     let text = match cordon_fs::safe::read_followed(&common.join("packed-refs"), 256 << 20) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
@@ -385,7 +1025,7 @@ fn packed_ref(common: &Path, name: &str) -> Ref {
     for line in text.split(|&b| b == b'\n') {
         if let Some((id, n)) = line.split_once_byte(b' ') {
             if n == name.as_bytes() {
-                return hex::decode(id)
+                return oid(id)
                     .map(Some)
                     .map_err(|_| format!("packed-refs: {name} holds no object id"));
             }
@@ -431,24 +1071,69 @@ impl Odb {
     }
 
     /// A commit's tree and parents.
-    fn commit(&mut self, id: &[u8]) -> Result<(Vec<u8>, Vec<Vec<u8>>), String> {
+    fn commit(&mut self, id: &[u8]) -> Result<Commit, String> {
         let (kind, body) = self.object(id, 0)?;
         if kind != 1 {
             return Err(format!("{} is not a commit", hex::encode(id)));
         }
-        let mut tree = None;
-        let mut parents = Vec::new();
-        for line in body.split(|&b| b == b'\n') {
-            if line.is_empty() {
-                break;
-            }
-            if let Some(t) = line.strip_prefix(b"tree ") {
-                tree = hex::decode(t).ok();
-            } else if let Some(p) = line.strip_prefix(b"parent ") {
-                parents.push(hex::decode(p).map_err(|_| "a commit's parent is no id")?);
+        parse_commit(&body)
+    }
+
+    /// The tree a name holds, with the parents when it is a commit: a commit, a tag of one
+    /// (peeled), or a tree (`git checkout TREE -- .` writes one out); `None` for a blob.
+    fn peel(&mut self, id: &[u8]) -> Result<Option<Commit>, String> {
+        let mut id = id.to_vec();
+        for _ in 0..8 {
+            let (kind, body) = self.object(&id, 0)?;
+            match kind {
+                1 => return parse_commit(&body).map(Some),
+                2 => return Ok(Some((id, Vec::new()))),
+                4 => {
+                    id = body
+                        .split(|&b| b == b'\n')
+                        .find_map(|l| l.strip_prefix(b"object "))
+                        .and_then(|h| oid(h).ok())
+                        .ok_or("a tag without an object")?;
+                }
+                _ => return Ok(None),
             }
         }
-        Ok((tree.ok_or("a commit without a tree")?, parents))
+        Err("tags nest too deep".into())
+    }
+
+    /// The surface paths whose entry in `id`'s tree is not the one in `base`'s (every one
+    /// when there is no base, or it cannot be read).
+    fn tip_changed(
+        &mut self,
+        id: &[u8],
+        base: Option<&[u8]>,
+    ) -> Result<Vec<(Vec<u8>, Entry)>, String> {
+        let Some((tree, _)) = self.peel(id)? else {
+            return Ok(Vec::new());
+        };
+        let old = base.and_then(|b| self.peel(b).ok().flatten()).map(|t| t.0);
+        self.changed(&tree, old.as_deref(), b"")
+    }
+
+    /// What `git stash pop` of stash commit `id` writes: its worktree tree and its index tree
+    /// (the second parent) against its base (the first), and the untracked files of the third
+    /// parent whole.
+    fn stash_changed(&mut self, id: &[u8]) -> Result<Vec<(Vec<u8>, Entry)>, String> {
+        let (tree, parents) = self.commit(id)?;
+        let base = match parents.first() {
+            Some(p) => Some(self.commit(p)?.0),
+            None => None,
+        };
+        let mut all = self.changed(&tree, base.as_deref(), b"")?;
+        if let Some(p) = parents.get(1) {
+            let t = self.commit(p)?.0;
+            all.extend(self.changed(&t, base.as_deref(), b"")?);
+        }
+        for p in parents.iter().skip(2) {
+            let t = self.commit(p)?.0;
+            all.extend(self.changed(&t, None, b"")?);
+        }
+        Ok(all)
     }
 
     /// A tree's entries: name, mode, id.
@@ -519,6 +1204,9 @@ impl Odb {
             return Err("too many objects to read".into());
         }
         let hex = hex::encode(id);
+        if id.len() != self.hash {
+            return Err(format!("{hex} is no object id of this repository"));
+        }
         let loose = self.dir.join(&hex[..2]).join(&hex[2..]);
         match cordon_fs::safe::read_followed(&loose, MAX_OBJECT) {
             Ok(Some(raw)) => return loose_object(&raw).ok_or(format!("object {hex} is corrupt")),
@@ -702,6 +1390,23 @@ impl Pack {
         }
         None
     }
+}
+
+/// A commit's tree and parents, from its text.
+fn parse_commit(body: &[u8]) -> Result<Commit, String> {
+    let mut tree = None;
+    let mut parents = Vec::new();
+    for line in body.split(|&b| b == b'\n') {
+        if line.is_empty() {
+            break;
+        }
+        if let Some(t) = line.strip_prefix(b"tree ") {
+            tree = oid(t).ok();
+        } else if let Some(p) = line.strip_prefix(b"parent ") {
+            parents.push(oid(p).map_err(|_| "a commit's parent is no id")?);
+        }
+    }
+    Ok((tree.ok_or("a commit without a tree")?, parents))
 }
 
 /// A loose object: zlib of "TYPE SIZE\0CONTENT".

@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime};
 
 use super::{Listing, Snapshot, SETTLED};
 
-const HEAD: &[u8] = b"cordon walk listings v1\n";
+const HEAD: &[u8] = b"cordon walk listings v2\n";
 /// A larger file is neither written nor read (about 300,000 directories).
 const MAX_FILE: u64 = 64 << 20;
 
@@ -191,6 +191,46 @@ fn encode(s: &Snapshot, ctx: &[u8]) -> Option<Vec<u8>> {
             put_bytes(&mut out, name.as_bytes());
         }
     }
+    // Then what was read of each git directory's refs and reflogs, settled as the listings
+    // are: the next "before" snapshot `stat`s each and reads only what changed.
+    out.extend_from_slice(&(s.git.len() as u32).to_le_bytes());
+    for (dir, g) in &s.git {
+        put_bytes(&mut out, dir.as_os_str().as_bytes());
+        let reads: Vec<_> = g
+            .reads()
+            .iter()
+            .filter(|(_, (st, _))| {
+                st.5 >= 0
+                    && (0..1_000_000_000).contains(&st.6)
+                    && Duration::new(st.5 as u64, st.6 as u32) + SETTLED < started
+            })
+            .collect();
+        out.extend_from_slice(&(reads.len() as u32).to_le_bytes());
+        for (path, (st, v)) in reads {
+            put_bytes(&mut out, path.as_os_str().as_bytes());
+            for n in [
+                st.0,
+                st.1,
+                st.2,
+                st.3 as u64,
+                st.4 as u64,
+                st.5 as u64,
+                st.6 as u64,
+            ] {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+            match &**v {
+                Ok(b) => {
+                    out.push(0);
+                    put_bytes(&mut out, b);
+                }
+                Err(e) => {
+                    out.push(1);
+                    put_bytes(&mut out, e.as_bytes());
+                }
+            }
+        }
+    }
     let sum = fnv(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     Some(out)
@@ -262,6 +302,32 @@ fn decode(bytes: &[u8], ctx: &[u8]) -> Option<Snapshot> {
                 count,
             },
         );
+    }
+    let n = r.u32()? as usize;
+    for _ in 0..n {
+        let dir = PathBuf::from(OsStr::from_bytes(r.bytes()?));
+        let k = r.u32()? as usize;
+        let mut reads = std::collections::HashMap::with_capacity(k.min(body.len() / 64));
+        for _ in 0..k {
+            let path = PathBuf::from(OsStr::from_bytes(r.bytes()?));
+            let st = (
+                r.u64()?,
+                r.u64()?,
+                r.u64()?,
+                r.u64()? as i64,
+                r.u64()? as i64,
+                r.u64()? as i64,
+                r.u64()? as i64,
+            );
+            let v = match r.u8()? {
+                0 => Ok(r.bytes()?.to_vec()),
+                1 => Err(String::from_utf8_lossy(r.bytes()?).into_owned()),
+                _ => return None,
+            };
+            reads.insert(path, (st, std::sync::Arc::new(v)));
+        }
+        s.git
+            .insert(dir, super::git_state::GitState::from_reads(reads));
     }
     r.0.is_empty().then_some(s)
 }
