@@ -511,21 +511,31 @@ fn a_forged_marker_in_codexs_state_neither_writes_nor_reaches_back() {
         }
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
         let (uid, gid) = fx.ids.unwrap_or((0, 0));
-        let mut kept = b"cordon kept contents v1\n".to_vec();
+        // The kept part as cordon writes it (`Snapshot::kept`, v2): one reason, then each
+        // path with its kind (2: a file), what (5: a tool's file), reason, mode, owner and
+        // content. `sub2/.envrc` is not there at all: a kept path that is gone now is a
+        // removal, which a trusted marker's scan writes back.
+        let word = |b: &mut Vec<u8>, n: u32| b.extend_from_slice(&n.to_le_bytes());
         let mut body = Vec::new();
-        for name in [".envrc", "sub/.envrc"] {
+        let why = b"direnv runs it";
+        word(&mut body, 1);
+        word(&mut body, why.len() as u32);
+        body.extend_from_slice(why);
+        for name in [".envrc", "sub/.envrc", "sub2/.envrc"] {
             let p = ws.join(name);
             let p = std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec();
             let content = b"echo PWNED\n";
-            body.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            word(&mut body, p.len() as u32);
             body.extend_from_slice(&p);
-            for w in [0o644, uid, gid, content.len() as u32] {
-                body.extend_from_slice(&w.to_le_bytes());
+            for w in [2, 5, 0, 0o644, uid, gid, content.len() as u32] {
+                word(&mut body, w);
             }
             body.extend_from_slice(content);
         }
-        kept.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        kept.extend_from_slice(&0u32.to_le_bytes());
+        let mut kept = b"cordon kept contents v2\n".to_vec();
+        word(&mut kept, body.len() as u32);
+        word(&mut kept, 0);
+        word(&mut kept, 0);
         kept.extend_from_slice(&body);
         let mut marker = format!(
             "cordon after-run scan marker v1\nstarted 1 0\nstate running\nroot {}\nkept\n",
@@ -562,6 +572,12 @@ fn a_forged_marker_in_codexs_state_neither_writes_nor_reaches_back() {
             fs::read_to_string(ws.join("sub/.envrc")).ok().as_deref(),
             Some("echo PWNED\n"),
             "{} the forged marker's kept content was written: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            !ws.join("sub2/.envrc").exists(),
+            "{} the forged marker's \"removed\" file was written back: {}",
             fx.what(),
             describe(&out)
         );
