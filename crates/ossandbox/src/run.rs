@@ -39,7 +39,7 @@ pub mod macos;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 
-/// The Landlock backend's inotify supervisor (pid 2 of its namespaces).
+/// The Landlock backend's inotify supervisor (a thread of its namespaces' init).
 #[cfg(target_os = "linux")]
 mod inotify;
 
