@@ -1153,11 +1153,12 @@ unsafe fn supervisor(d: &InitData) -> libc::c_int {
     if !unsafe { spawn_command(d) } {
         fail(7);
     }
-    // Now the command's credentials: only then is the open below the command's check.
+    // Now the command's capabilities (none): only then is the open below the command's check.
     // Before this, nothing was answered, and the command could not trace this thread (its
-    // capabilities were not a subset of the command's).
-    // SAFETY: raw system calls on stack memory, this thread's credentials only.
-    if d.drop_caps && !unsafe { super::drop_capabilities(d.last_cap) } {
+    // capabilities were not a subset of the command's). One capset, not the command's whole
+    // drop: this thread never execs, so its bounding set is never used.
+    // SAFETY: one system call on stack memory, this thread's credentials only.
+    if d.drop_caps && !unsafe { super::clear_capabilities() } {
         fail(12);
     }
     // Nothing of init's but the pair's end: this descriptor table is this thread's own (no
