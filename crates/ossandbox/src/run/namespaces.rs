@@ -1616,12 +1616,12 @@ unsafe fn command(d: &InitData) -> ! {
     }
     // Under the inotify supervisor this process is in its domain already (inherited at the
     // clone): the same domain, which restricting again would nest inside another.
-    // SAFETY: landlock_restrict_self takes the ruleset descriptor (open, made by cordon) and
-    // flags 0; no pointers.
-    if d.inotify.is_none()
-        && unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0
-    {
-        fail(14);
+    if d.inotify.is_none() {
+        // SAFETY: landlock_restrict_self takes the ruleset descriptor (open, made by cordon)
+        // and flags 0; no pointers.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0 {
+            fail(14);
+        }
     }
     // SAFETY: no_new_privs is set just above; the filters bind this process and the command.
     if let Err(e) = unsafe { crate::seccomp::install(d.programs) } {
