@@ -363,7 +363,7 @@ pub fn run(
                 command_stack: command_stack.as_mut_ptr_range().end,
                 supervisor_stack: supervisor_stack.as_mut_ptr_range().end,
                 command_pid: AtomicI32::new(0),
-                pair: [AtomicI32::new(-1), AtomicI32::new(-1)],
+                command_end: AtomicI32::new(-1),
             })
         },
     };
@@ -769,9 +769,9 @@ struct InitData<'a> {
     /// runs, whichever of init's threads made it: init's main thread reaps it and reports its
     /// status. 0 until then.
     command_pid: AtomicI32,
-    /// [`Plan::inotify`]: the socket pair the command sends its listener to the supervisor
-    /// over (the command's end, the supervisor's), made by the supervisor before the vfork.
-    pair: [AtomicI32; 2],
+    /// [`Plan::inotify`]: the command's end of the socket pair it sends its listener to the
+    /// supervisor over, made by the supervisor before the vfork.
+    command_end: AtomicI32,
 }
 
 /// The command's stack between init's vfork and its exec: `command` uses a few kilobytes
@@ -1137,8 +1137,7 @@ unsafe fn supervisor(d: &InitData) -> libc::c_int {
     {
         fail(30);
     }
-    d.pair[0].store(pair[0], Ordering::Release);
-    d.pair[1].store(pair[1], Ordering::Release);
+    d.command_end.store(pair[0], Ordering::Release);
     // Not dumpable before the command exists, so that no moment exists where the command
     // runs its own code and this memory (init's: dumpability belongs to the address space) is
     // open to it through /proc/1/task/TID/mem (the command's exec makes it dumpable again).
@@ -1641,7 +1640,7 @@ unsafe fn command(d: &InitData) -> ! {
             }
         };
         // The pair's end the supervisor made before the clone (this process's copy).
-        let ours = d.pair[0].load(Ordering::Acquire);
+        let ours = d.command_end.load(Ordering::Acquire);
         // SAFETY: both descriptors are open; ours, closed once right after.
         if !unsafe { crate::proxy::send_fd(ours, listener) } {
             fail(33);
