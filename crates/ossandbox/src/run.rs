@@ -39,7 +39,7 @@ pub mod macos;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 
-/// The Landlock backend's inotify supervisor (pid 2 of its namespaces).
+/// The Landlock backend's inotify supervisor (a thread of its namespaces' init).
 #[cfg(target_os = "linux")]
 mod inotify;
 
@@ -1053,6 +1053,19 @@ pub(crate) unsafe fn drop_capabilities(last_cap: u32) -> bool {
     {
         return false;
     }
+    // SAFETY: as `clear_capabilities` says.
+    unsafe { clear_capabilities() }
+}
+
+/// Clears the calling thread's effective, permitted and inheritable sets (the ambient set
+/// goes with them: the kernel keeps it within permitted and inheritable) with one `capset`.
+/// What every capability check and ptrace relation reads; the bounding set matters only at an
+/// exec. False (errno set) if it failed.
+///
+/// # Safety
+/// None beyond the call's own: one system call on stack memory. Irreversible for the thread.
+#[cfg(target_os = "linux")]
+pub(crate) unsafe fn clear_capabilities() -> bool {
     let header = CapHeader {
         version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
         pid: 0,

@@ -251,29 +251,16 @@ fn dotdot_path(abs: &Path) -> Result<PathBuf, String> {
     Ok(PathBuf::from("../".repeat(depth)).join(rel))
 }
 
-/// The parent process of `pid` (from its /proc stat line; None if unreadable).
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // "pid (comm) state ppid …": the comm may hold spaces and parentheses.
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// The Landlock backend's namespace init (pid 1) when this runs in its namespace: the parent
-/// is init, or init's child the inotify supervisor (`run/inotify.rs`, in the command's own
-/// Landlock domain: cordon's code outside it is init).
+/// is init (whose thread 2 is the inotify supervisor, `run/inotify.rs`, in the command's own
+/// Landlock domain; init's main thread is outside it).
 fn landlock_namespace_init() -> Option<i32> {
     let ppid = unsafe { libc::getppid() };
-    (ppid == 1 || (ppid == 2 && parent_of(ppid) == Some(1))).then_some(1)
+    (ppid == 1).then_some(1)
 }
 
 /// The parent process, which must be `cordon` (attacks on it are meaningless otherwise, and
-/// must never hit the test harness). In the Landlock backend's namespace that is init, pid 1
-/// (the inotify supervisor between them is in the command's own domain).
+/// must never hit the test harness). In the Landlock backend's namespace that is init, pid 1.
 fn cordon_parent() -> Result<i32, String> {
     let ppid = landlock_namespace_init().unwrap_or_else(|| unsafe { libc::getppid() });
     let comm = fs::read_to_string(format!("/proc/{ppid}/comm"))
@@ -946,36 +933,59 @@ fn proc_parent_fd(_: &Ctx) -> Res {
     fds_of(cordon_parent()?)
 }
 
-/// The direct parent: on the Landlock backend with its namespaces, the inotify supervisor
-/// (pid 2, `run/inotify.rs`), which holds the seccomp listener. It is in the command's own
-/// Landlock domain with its credentials, so only its being not dumpable keeps its memory and
-/// descriptors (the listener: answering its own calls) from the command. Elsewhere the
-/// parent is cordon or bwrap's init, as for `proc-parent-*`.
-fn direct_parent() -> Result<i32, String> {
-    let ppid = unsafe { libc::getppid() };
-    if ppid == 2 && landlock_namespace_init().is_some() {
-        return Ok(ppid);
+/// The supervisor's /proc directory: on the Landlock backend with its namespaces, the inotify
+/// supervisor is init's thread 2 (`run/inotify.rs`: the first task made in the namespace after
+/// init), which holds the seccomp listener in init's descriptor table. It is in the command's
+/// own Landlock domain with its credentials, so only its being not dumpable keeps its memory
+/// and descriptors (the listener: answering its own calls) from the command. Elsewhere the
+/// parent, cordon or bwrap's init, as for `proc-parent-*`.
+fn supervisor_dir(c: &Ctx) -> Result<String, String> {
+    let bwrap = c.args.get("backend").is_some_and(|b| b == "bwrap");
+    if !bwrap && landlock_namespace_init().is_some() {
+        let dir = "/proc/1/task/2".to_string();
+        // A stat only (Landlock does not check it): the thread is there.
+        if let Err(e) = fs::metadata(&dir) {
+            return Err(format!("no inotify supervisor thread at {dir}: {e}"));
+        }
+        // Attacked once it serves: it has answered a watch, so it holds the listener and has
+        // dropped its capabilities (before that, the kernel refuses the command for those).
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+        let wd = unsafe { libc::inotify_add_watch(fd, c".".as_ptr(), libc::IN_CREATE) };
+        if fd < 0 || wd < 0 {
+            return Err(format!(
+                "a watch in the workspace was not answered: {}",
+                ename(errno())
+            ));
+        }
+        close(fd as i64);
+        return Ok(dir);
     }
-    cordon_parent()
+    Ok(format!("/proc/{}", cordon_parent()?))
 }
 
-fn proc_supervisor_fd(_: &Ctx) -> Res {
-    fds_of(direct_parent()?)
+fn proc_supervisor_fd(c: &Ctx) -> Res {
+    fds_in(&supervisor_dir(c)?)
 }
 
-fn proc_supervisor_mem(_: &Ctx) -> Res {
-    let ppid = direct_parent()?;
-    match fs::File::open(format!("/proc/{ppid}/mem")) {
-        Ok(_) => Ok(Out::Escaped(format!("opened /proc/{ppid}/mem"))),
-        Err(e) => fs_err("open /proc/<parent>/mem", io_errno(&e), PERM),
+fn proc_supervisor_mem(c: &Ctx) -> Res {
+    let mem = format!("{}/mem", supervisor_dir(c)?);
+    match fs::File::open(&mem) {
+        Ok(_) => Ok(Out::Escaped(format!("opened {mem}"))),
+        Err(e) => fs_err("open /proc/<supervisor>/mem", io_errno(&e), PERM),
     }
 }
 
 /// Resolving or opening `ppid`'s descriptors through /proc.
 fn fds_of(ppid: i32) -> Res {
+    fds_in(&format!("/proc/{ppid}"))
+}
+
+/// Resolving or opening the descriptors of the process or thread whose /proc directory is
+/// `proc`.
+fn fds_in(proc: &str) -> Res {
     // Listing the fd numbers needs only the directory's permission bits; what matters is
     // resolving or opening cordon's fds through the magic links.
-    let dir = format!("/proc/{ppid}/fd");
+    let dir = format!("{proc}/fd");
     let fds: Vec<String> = match fs::read_dir(&dir) {
         Ok(rd) => rd
             .filter_map(|e| e.ok())
@@ -3853,7 +3863,7 @@ pub fn main() {
     };
     let res = Ctx::parse(&args[1..]).and_then(|c| {
         // bwrap, and the Landlock backend where it has its own namespaces (our parent is then
-        // the namespace's init, pid 1, or its inotify supervisor, pid 2, a child of init):
+        // the namespace's init, pid 1):
         // outside processes and paths are not there.
         if c.args.get("backend").is_some_and(|b| b == "bwrap")
             || landlock_namespace_init().is_some()

@@ -3,32 +3,38 @@
 //! changed there (issue 21, round 8). bwrap hides such paths; here the kernel asks us.
 //!
 //! ```text
-//!   init (pid 1) ── fork ─▶ pid 2: setsid, stdio, limits, caps dropped, no_new_privs,
-//!                           landlock_restrict_self, not dumpable
-//!                           fork ─▶ the command: seccomp (the deny list), then
-//!                             │      `inotify_program` with a new listener, sent to pid 2
-//!                             │      over a socket pair and closed; exec
-//!                           pid 2 = this supervisor: answers every inotify_add_watch,
-//!                           then exits with the command's status (init reports it)
+//!   init (pid 1) ── thread ─▶ supervisor: no_new_privs, landlock_restrict_self (this thread
+//!   │  main thread:            only), not dumpable, socket pair
+//!   │  outside the domain,     vfork ─▶ the command: setsid, stdio, limits, caps dropped,
+//!   │  reaps the command         │       seccomp (the deny list), then `inotify_program` with
+//!   │  and reports               │       a new listener, sent to the supervisor over the pair
+//!   │                            │       and closed; exec
+//!   │                          caps dropped; answers every inotify_add_watch until no task
+//!   │                          uses the filter, then the thread ends
 //! ```
 //!
 //! For each call the supervisor reads the path once (`process_vm_readv`), opens it itself
 //! (`O_PATH`, relative to the caller's `/proc/PID/cwd`, `O_NOFOLLOW` for `IN_DONT_FOLLOW`,
 //! `O_DIRECTORY` for `IN_ONLYDIR`), and keeps only directories and regular files. The check
 //! is the kernel's: the supervisor runs in the command's own Landlock domain with its
-//! credentials, and opens that object again `O_RDONLY` through `/proc/self/fd/N`; if that
+//! credentials, and opens that object again `O_RDONLY` through `/proc/thread-self/fd/N`; if that
 //! open succeeds the command could read it too. Only then does it take the caller's inotify
-//! descriptor (`pidfd_getfd`) and add the watch on `/proc/self/fd/N` — the object it opened
+//! descriptor (`pidfd_getfd`) and add the watch on `/proc/thread-self/fd/N` — the object it opened
 //! and checked, never the caller's path again (a `CONTINUE` would let the kernel read the
 //! path a second time, which the command could have changed since). Anything else is EACCES.
 //!
-//! Why pid 2 is the command's parent: `process_vm_readv` and `pidfd_getfd` need ptrace access,
-//! which Landlock grants only within the same domain or to an enclosing one, and Yama (scope
-//! 1) only to an ancestor; every process of the command's tree descends from pid 2. Why it is
-//! not dumpable: the command, in the same domain with the same credentials, could otherwise
-//! write its memory through `/proc/2/mem` (the command's own exec makes it dumpable again).
-//! The command can kill it, which ends the run (init reports pid 2's exit), and a call pending
-//! then has no listener left, which the kernel answers with ENOSYS: fail closed.
+//! Why a thread of init, and the command's parent: `process_vm_readv` and `pidfd_getfd` need
+//! ptrace access, which Landlock grants only within the same domain or to an enclosing one,
+//! and Yama (scope 1) only to an ancestor; every process of the command's tree descends from
+//! init. A Landlock domain and credentials belong to a thread, so this one can be in the
+//! command's domain with the command's credentials while init's main thread stays outside,
+//! where Landlock's scoping keeps refusing the command's signals and ptrace-class /proc files
+//! of pid 1. A thread, not a process of its own: no copy of init's address space (a copy of
+//! cordon's) is made for it, and none for the command (a vfork). Why not dumpable: the
+//! command, in the same domain with the same credentials, could otherwise write this memory
+//! (init's) through `/proc/1/task/TID/mem` (the command's exec makes it dumpable again).
+//! Should the supervisor be gone, a call pending or made later has no listener left, which
+//! the kernel answers with ENOSYS: fail closed.
 
 use std::os::fd::{AsRawFd, RawFd};
 
@@ -66,7 +72,7 @@ fn decimal(mut n: u32, out: &mut [u8]) -> usize {
     len
 }
 
-/// `/proc/<kind>/<n>` (kind "self/fd" or a pid and "cwd") as a NUL-terminated string in
+/// `/proc/<kind>/<n>` (kind "thread-self/fd" or a pid and "cwd") as a NUL-terminated string in
 /// `buf`, on the stack.
 fn proc_path<'b>(head: &[u8], n: u32, tail: &[u8], buf: &'b mut [u8; 64]) -> &'b std::ffi::CStr {
     let mut at = 0;
@@ -224,7 +230,8 @@ fn answer(listener: RawFd, req: &libc::seccomp_notif) -> Result<i32, i32> {
     }
     let mut self_buf = [0u8; 64];
     let by_fd = proc_path(
-        b"/proc/self/fd/",
+        // This thread's own descriptor table (not init's: no CLONE_FILES).
+        b"/proc/thread-self/fd/",
         object.as_raw_fd() as u32,
         b"",
         &mut self_buf,
@@ -255,99 +262,48 @@ fn answer(listener: RawFd, req: &libc::seccomp_notif) -> Result<i32, i32> {
     rustix::fs::inotify::add_watch(&inotify, by_fd, watch).map_err(e)
 }
 
-/// Serves the listener until the command (`command`, this process's child) exits, then
-/// exits with its status.
+/// Receives the command's listener over `sock` (then closed) and answers every call it
+/// notifies until no task uses the filter any more (or none was sent); then returns, and the
+/// calling thread ends. Init's main thread reaps the command and reports its status.
 ///
 /// # Safety
-/// Call only in pid 2 of `namespaces::init`, right after forking the command, with `sock`
-/// the socket pair's end the command sends the listener over. Raw system calls and rustix
-/// on stack memory only (no allocation: this is a copy of a multithreaded process). Never
-/// returns.
-pub(super) unsafe fn supervise(sock: RawFd, command: libc::pid_t) -> ! {
-    // Nothing of cordon's or the command's but the pair: the command's stdio copies would
-    // keep the relay from seeing the end of its output.
-    // SAFETY: close_range takes no pointers; it closes this process's descriptors only.
-    unsafe {
-        if sock > 0 {
-            libc::syscall(libc::SYS_close_range, 0u32, (sock - 1) as u32, 0u32);
-        }
-        libc::syscall(libc::SYS_close_range, (sock + 1) as u32, u32::MAX, 0u32);
-    }
-    // SAFETY: `sock` is open (kept above).
+/// Call only in init's supervisor thread (`namespaces::supervisor`), with `sock` the socket
+/// pair's end the command sends the listener over, this thread's to close. Raw system calls
+/// and rustix on stack memory only (no allocation: this is a copy of a multithreaded process).
+/// Closes nothing else: this thread shares init's descriptors.
+pub(super) unsafe fn serve(sock: RawFd) {
+    // SAFETY: `sock` is open (the caller's contract).
     let listener = unsafe { receive_listener(sock) };
     // SAFETY: ours, closed once.
     unsafe { libc::close(sock) };
-    let pidfd = rustix::process::pidfd_open(
-        rustix::process::Pid::from_raw(command).unwrap_or(rustix::process::Pid::INIT),
-        rustix::process::PidfdFlags::empty(),
-    )
-    .ok();
-    while let (true, Some(pidfd)) = (listener >= 0, pidfd.as_ref()) {
-        let mut fds = [
-            libc::pollfd {
-                fd: listener,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: pidfd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: poll reads and writes the 2 pollfds on this frame; both are open.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+    if listener < 0 {
+        return;
+    }
+    loop {
+        let mut fd = libc::pollfd {
+            fd: listener,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll reads and writes the one pollfd on this frame; the listener is open.
+        let n = unsafe { libc::poll(&mut fd, 1, -1) };
         if n < 0 {
+            // EINTR is the only failure poll has here, and no signal is handled in init: none
+            // interrupts it. Anything else stops the answers, which fails the calls closed.
             if errno() == libc::EINTR {
                 continue;
             }
             break;
         }
-        if fds[1].revents != 0 {
-            break;
-        }
-        if fds[0].revents & libc::POLLIN != 0 {
+        if fd.revents & libc::POLLIN != 0 {
             serve_one(listener);
-        } else if fds[0].revents != 0 {
+        } else if fd.revents != 0 {
             // No task is left under the filter.
             break;
         }
     }
-    let mut st = 0;
-    loop {
-        // SAFETY: waitpid writes one int into `st` on this frame; `command` is our child.
-        let r = unsafe { libc::waitpid(command, &mut st, libc::__WALL) };
-        if r == command {
-            break;
-        }
-        if r < 0 && errno() != libc::EINTR {
-            // SAFETY: _exit without cordon's handlers.
-            unsafe { libc::_exit(125) };
-        }
-    }
-    // The command's status as pid 2's own, which init reports.
-    if libc::WIFSIGNALED(st) {
-        let sig = libc::WTERMSIG(st);
-        // SAFETY: the default disposition for `sig`, unblocked, then raised against this
-        // process: it ends as the command did. sigset_t all-zero is an empty set.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, sig);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::kill(libc::getpid(), sig);
-            libc::_exit(128 + sig);
-        }
-    }
-    // SAFETY: as above.
-    unsafe {
-        libc::_exit(if libc::WIFEXITED(st) {
-            libc::WEXITSTATUS(st)
-        } else {
-            125
-        })
-    }
+    // SAFETY: ours, closed once.
+    unsafe { libc::close(listener) };
 }
 
 /// Receives one notification and answers it (a caller killed meanwhile is skipped).

@@ -18,12 +18,14 @@
 //!     │ ─── "go" (release) ─▶│   [Io::release] cordon waits for it (the decision's record
 //!     │                     │   syncing) while init does the above; "go" on a pipe once it
 //!     │                     │   returned Ok, else init is SIGKILLed before the fork below
-//!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
+//!     │                     │   vfork ─▶ command (pid 2, or 3 under the supervisor, init's
+//!     │                     │           thread 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
-//!     │                     │   [Plan::inotify] pid 2 forks after landlock_restrict_self and
-//!     │                     │           stays as the inotify supervisor (`super::inotify`);
-//!     │                     │           its child (pid 3) is the command, whose status pid 2
-//!     │                     │           exits with
+//!     │                     │   [Plan::inotify] a thread of init's own (the inotify supervisor,
+//!     │                     │           `super::inotify`) joins the command's Landlock domain and
+//!     │                     │           vforks the command, which inherits that domain; the
+//!     │                     │           thread then drops its capabilities and answers the
+//!     │                     │           command's inotify_add_watch calls
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
 //!     │                     │   reaps every child as it exits (no zombies pile up)
 //!     │                     └── the command exits: SIGKILL and reap the rest, report the
@@ -41,19 +43,21 @@
 //! The clone itself, the maps and the tie to cordon are [`super::nsclone`]'s, shared with
 //! bwrap's pid 1. Everything after `clone` is raw syscalls on data prepared here, in the
 //! parent: the child of a multithreaded process may not allocate or take locks. That code is
-//! [`init`] and
+//! [`init`], [`supervisor`] and
 //! [`command`] (with `record`, `write_file`, [`super::drop_capabilities`],
 //! [`crate::seccomp::install`] and the raw functions of [`crate::proxy`]); each unsafe block
 //! there says what memory the call touches, who owns the descriptor, and how a failure ends
 //! the run before the command starts. The command reaches neither cordon
-//! (another PID namespace) nor init in a harmful way: init is outside the Landlock domain, so
-//! Landlock's scoping refuses its signals and its ptrace-class /proc files, and seccomp refuses
+//! (another PID namespace) nor init in a harmful way: init's main thread is outside the Landlock
+//! domain, so Landlock's scoping refuses its signals and its ptrace-class /proc files (its
+//! supervisor thread, inside, is not dumpable: `super::inotify`), and seccomp refuses
 //! `prlimit64` on any process but the caller.
 
 use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use super::nsclone::{self, write_file, Cloned, Exec, Identity, RawIdentity, Untied};
@@ -173,7 +177,7 @@ const STEPS: [&str; 35] = [
     "keeping the fresh /proc read-only",
     "mounting a devpts instance of the command's own on /dev/pts",
     "the inotify supervisor's socket pair",
-    "forking the command under the inotify supervisor",
+    "starting the inotify supervisor's thread",
     "installing the inotify filter with a listener",
     "handing the inotify filter's listener to its supervisor",
     "making the inotify supervisor not dumpable",
@@ -254,6 +258,8 @@ pub fn run(
     // The command's stack while it shares init's memory (init → command is a vfork, see
     // `init`), allocated here: nothing is allocated after the clone.
     let mut command_stack = vec![0u8; COMMAND_STACK];
+    // The inotify supervisor's stack (a thread of init's, see `init`), allocated here too.
+    let mut supervisor_stack = vec![0u8; if plan.inotify { SUPERVISOR_STACK } else { 0 }];
     let drop_caps_all = plan.user || super::has_capabilities();
     let last_cap = super::last_capability();
     let ruleset = c.landlock.as_raw_fd();
@@ -355,6 +361,9 @@ pub fn run(
                 proxy_forwards: &proxy_forwards,
                 go_fd,
                 command_stack: command_stack.as_mut_ptr_range().end,
+                supervisor_stack: supervisor_stack.as_mut_ptr_range().end,
+                command_pid: AtomicI32::new(0),
+                command_end: AtomicI32::new(-1),
             })
         },
     };
@@ -753,11 +762,23 @@ struct InitData<'a> {
     go_fd: RawFd,
     /// The top of the stack the command runs on until its exec ([`COMMAND_STACK`] bytes).
     command_stack: *mut u8,
+    /// [`Plan::inotify`]: the top of the supervisor thread's stack ([`SUPERVISOR_STACK`]
+    /// bytes).
+    supervisor_stack: *mut u8,
+    /// The command's pid, written by the kernel at its clone (`CLONE_PARENT_SETTID`) before it
+    /// runs, whichever of init's threads made it: init's main thread reaps it and reports its
+    /// status. 0 until then.
+    command_pid: AtomicI32,
+    /// [`Plan::inotify`]: the command's end of the socket pair it sends its listener to the
+    /// supervisor over, made by the supervisor before the vfork.
+    command_end: AtomicI32,
 }
 
 /// The command's stack between init's vfork and its exec: `command` uses a few kilobytes
 /// (the seccomp filters and the exec candidates are read from `InitData`, not copied).
 const COMMAND_STACK: usize = 256 * 1024;
+/// The inotify supervisor thread's stack: its frames hold two PATH_MAX buffers at most.
+const SUPERVISOR_STACK: usize = 256 * 1024;
 
 /// `p` opened `O_PATH` for a mount, following no link anywhere on the way (a link planted
 /// since cordon's check is a refusal, never a redirection of the mount).
@@ -1023,6 +1044,135 @@ extern "C" fn command_entry(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `&InitData` init passed to clone, alive (init is suspended until
     // this process execs or exits, and `command` does one or the other, never returning).
     unsafe { command(&*(arg as *const InitData)) }
+}
+
+/// Starts the command as a vfork (posix_spawn's way) from the calling thread of init, and
+/// closes init's copies of its standard streams; false if the clone failed (errno set). The
+/// command's pid is in `d.command_pid` from the clone on.
+///
+/// The command shares init's memory on a stack of its own until its exec, and the calling
+/// thread waits meanwhile, so no copy of init's address space (a copy of cordon's) is made for
+/// it. Only its memory is shared: its descriptors, working directory, limits, credentials,
+/// Landlock domain, seccomp filters and signal handlers are its own (no CLONE_FILES, CLONE_FS,
+/// CLONE_THREAD, CLONE_SIGHAND), as after a fork; it inherits the calling thread's
+/// credentials and domain. What it writes in memory is its own stack, and errno (init's,
+/// unread until init's next failed call).
+///
+/// # Safety
+/// Only in init or its supervisor thread, with `d` as `init` received it; once per run.
+unsafe fn spawn_command(d: &InitData) -> bool {
+    // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
+    // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
+    // wrapper aligns the stack pointer itself), with `d` as its argument, valid until it
+    // execs or exits — the calling thread is suspended until then (CLONE_VFORK). The kernel
+    // writes the child's pid into `d.command_pid` (an AtomicI32 in `d`, shared memory)
+    // before the child runs (CLONE_PARENT_SETTID).
+    let cmd = unsafe {
+        libc::clone(
+            command_entry,
+            d.command_stack.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT_SETTID | libc::SIGCHLD,
+            d as *const InitData as *mut libc::c_void,
+            d.command_pid.as_ptr(),
+        )
+    };
+    if cmd < 0 {
+        return false;
+    }
+    // The command has its descriptors; init's copies would keep the relay from seeing the end
+    // of the command's output (a pty reads EIO only once every slave is closed).
+    for &fd in &d.stdio {
+        if fd >= 0 {
+            // SAFETY: init's copy of a descriptor only the command uses now; closed once.
+            unsafe { libc::close(fd) };
+        }
+    }
+    true
+}
+
+/// The supervisor thread's entry (see `init`): `arg` is init's `InitData`.
+extern "C" fn supervisor_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `&InitData` init passed to clone, alive as long as the process.
+    unsafe { supervisor(&*(arg as *const InitData)) }
+}
+
+/// The inotify supervisor, a thread of init (see `super::inotify`): joins the command's
+/// Landlock domain, starts the command (which inherits that domain: the same one, so the
+/// supervisor's open is the command's check, and its ptrace-class calls on the command are
+/// allowed), drops its capabilities (the command's credentials), and answers the command's
+/// `inotify_add_watch` calls until no task uses the filter; then this thread ends (init's
+/// main thread reaps the command and reports).
+///
+/// # Safety
+/// Only as the thread `init` starts, with `d` as `init` received it. Raw system calls only;
+/// a failure records the step and ends init, so the run, with `_exit` (the whole process).
+unsafe fn supervisor(d: &InitData) -> libc::c_int {
+    let fail = |step: u8| -> ! {
+        // SAFETY: `d.report` is the report pipe's write end, open (kept by init).
+        unsafe { record(d.report, b'S', step, errno()) };
+        // SAFETY: _exit (exit_group) ends init with all its threads; the namespace with it.
+        unsafe { libc::_exit(125) }
+    };
+    // This thread's own credentials only: no_new_privs and the Landlock domain are per
+    // thread (no LANDLOCK_RESTRICT_SELF_TSYNC), so init's main thread stays outside.
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes an integer flag; the unused arguments are 0.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        fail(13);
+    }
+    // SAFETY: landlock_restrict_self takes the ruleset descriptor (open, made by cordon) and
+    // flags 0; no pointers.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0 {
+        fail(14);
+    }
+    let mut pair = [-1; 2];
+    // SAFETY: socketpair writes two ints into `pair` on this frame.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            pair.as_mut_ptr(),
+        )
+    } != 0
+    {
+        fail(30);
+    }
+    d.command_end.store(pair[0], Ordering::Release);
+    // Not dumpable before the command exists, so that no moment exists where the command
+    // runs its own code and this memory (init's: dumpability belongs to the address space) is
+    // open to it through /proc/1/task/TID/mem (the command's exec makes it dumpable again).
+    // SAFETY: PR_SET_DUMPABLE takes an integer; no pointers.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        fail(34);
+    }
+    // The command, from this thread: its credentials and domain are this thread's. It still
+    // has this thread's capabilities, for its resource limits (raising one needs
+    // CAP_SYS_RESOURCE), and drops them itself before its exec.
+    // SAFETY: `d` is init's (this function's contract).
+    if !unsafe { spawn_command(d) } {
+        fail(7);
+    }
+    // Now the command's capabilities (none): only then is the open below the command's check.
+    // Before this, nothing was answered, and the command could not trace this thread (its
+    // capabilities were not a subset of the command's). One capset, not the command's whole
+    // drop: this thread never execs, so its bounding set is never used.
+    // SAFETY: one system call on stack memory, this thread's credentials only.
+    if d.drop_caps && !unsafe { super::clear_capabilities() } {
+        fail(12);
+    }
+    // Nothing of init's but the pair's end: this descriptor table is this thread's own (no
+    // CLONE_FILES), so none of init's descriptors (cordon's standard streams, the report
+    // pipe, the ruleset) is in a table of the command's domain.
+    // SAFETY: close_range takes no pointers; it closes this thread's copies only.
+    unsafe {
+        if pair[1] > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, (pair[1] - 1) as u32, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, (pair[1] + 1) as u32, u32::MAX, 0u32);
+    }
+    // SAFETY: `pair[1]` is open, this thread's to use and close; raw calls on its stack.
+    unsafe { super::inotify::serve(pair[1]) };
+    0
 }
 
 /// Writes one report record to init's end of the report pipe (raw); true if all of it went.
@@ -1295,43 +1445,45 @@ unsafe fn init(d: &InitData) -> ! {
         }
     }
 
-    // The command as a vfork (posix_spawn's way): it shares init's memory on a stack of its
-    // own until its exec, and init waits meanwhile, so no copy of init's address space (a
-    // copy of cordon's) is made for it. Only its memory is shared: its descriptors, working
-    // directory, limits, credentials, Landlock domain, seccomp filters and signal handlers
-    // are its own (no CLONE_FILES, CLONE_FS, CLONE_THREAD, CLONE_SIGHAND), as after a fork.
-    // What it writes in memory is its own stack, and errno (init's, unread until init's next
-    // failed call).
-    //
-    // With the inotify supervisor, pid 2 is that supervisor and never execs (the command is
-    // its child): a plain fork then, whose copy of memory is its own.
-    let share = if d.inotify.is_some() {
-        0
+    if d.inotify.is_some() {
+        // The inotify supervisor: a thread of init's (its memory and signal handling; no copy
+        // of init's address space, which is a copy of cordon's), which joins the command's
+        // Landlock domain and makes the command itself (see `supervisor`). Init's main thread
+        // stays outside that domain, so Landlock's scoping keeps refusing the command's signals
+        // and ptrace-class /proc files of pid 1.
+        // SAFETY: clone (glibc's wrapper) runs `supervisor_entry` on the stack whose top
+        // `d.supervisor_stack` is (allocated before init's clone, used by nobody else), with
+        // `d` as its argument, which lives on this thread's stack for as long as the process
+        // (init never returns from here). A thread of this process: CLONE_THREAD with the
+        // CLONE_SIGHAND and CLONE_VM it needs; a copy of the descriptor table of its own (no
+        // CLONE_FILES), which it closes down to what it uses, so that /proc/1/task/TID/fd
+        // shows none of init's. Its thread-local storage is this thread's (no CLONE_SETTLS, no
+        // glibc thread), so the two share errno: a failure may be reported with the other
+        // thread's errno, which changes no outcome (every failure fails closed whatever errno
+        // says).
+        let t = unsafe {
+            libc::clone(
+                supervisor_entry,
+                d.supervisor_stack.cast(),
+                libc::CLONE_VM | libc::CLONE_SIGHAND | libc::CLONE_THREAD,
+                d as *const InitData as *mut libc::c_void,
+            )
+        };
+        if t < 0 {
+            fail(b'S', 31);
+        }
+        // The command gets its streams from the supervisor's copies; init's would keep the
+        // relay from seeing the end of its output.
+        for &fd in &d.stdio {
+            if fd >= 0 {
+                // SAFETY: init's copy of a descriptor only the command uses; closed once.
+                unsafe { libc::close(fd) };
+            }
+        }
     } else {
-        libc::CLONE_VM | libc::CLONE_VFORK
-    };
-    // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
-    // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
-    // wrapper aligns the stack pointer itself), with `d` as its argument, valid
-    // until it execs or exits — init is suspended until then (CLONE_VFORK); without
-    // CLONE_VM, the stack and `d` are the child's own copies.
-    let cmd = unsafe {
-        libc::clone(
-            command_entry,
-            d.command_stack.cast(),
-            share | libc::SIGCHLD,
-            d as *const InitData as *mut libc::c_void,
-        )
-    };
-    if cmd < 0 {
-        fail(b'S', 7);
-    }
-    // The command has its descriptors; init's copies would keep the relay from seeing the end
-    // of the command's output (a pty reads EIO only once every slave is closed).
-    for &fd in &d.stdio {
-        if fd >= 0 {
-            // SAFETY: init's copy of a descriptor only the command uses now; closed once.
-            unsafe { libc::close(fd) };
+        // SAFETY: `d` is init's, as this function's contract says.
+        if !unsafe { spawn_command(d) } {
+            fail(b'S', 7);
         }
     }
     loop {
@@ -1358,7 +1510,9 @@ unsafe fn init(d: &InitData) -> ! {
             let mut st = 0;
             // SAFETY: waitpid writes one int into `st` on this frame; never blocks.
             let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
-            if r == cmd {
+            // Set before the command could run, so before any SIGCHLD of its (see
+            // `InitData::command_pid`).
+            if r > 0 && r == d.command_pid.load(Ordering::Acquire) {
                 // Kill and reap what is left before reporting: once cordon reads the record,
                 // the run is over (init's own exit then only tears the namespaces down).
                 // SAFETY: kill takes no pointers; -1 reaches only this PID namespace.
@@ -1381,7 +1535,8 @@ unsafe fn init(d: &InitData) -> ! {
     }
 }
 
-/// The command: pid 2 of the namespace (pid 3 under the inotify supervisor, which is pid 2).
+/// The command: pid 2 of the namespace (pid 3 under the inotify supervisor, which is init's
+/// thread 2).
 /// Raw syscalls only, then execve.
 ///
 /// # Safety
@@ -1458,50 +1613,14 @@ unsafe fn command(d: &InitData) -> ! {
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         fail(13);
     }
-    // SAFETY: landlock_restrict_self takes the ruleset descriptor (open, made by cordon) and
-    // flags 0; no pointers.
-    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0 {
-        fail(14);
-    }
-    // The inotify supervisor: this process, in the domain just made, with the command's
-    // credentials; the command is its child (see `super::inotify`).
-    let mut pair = [-1; 2];
-    if d.inotify.is_some() {
-        // SAFETY: socketpair writes two ints into `pair` on this frame.
-        if unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                0,
-                pair.as_mut_ptr(),
-            )
-        } != 0
-        {
-            fail(30);
+    // Under the inotify supervisor this process is in its domain already (inherited at the
+    // clone): the same domain, which restricting again would nest inside another.
+    if d.inotify.is_none() {
+        // SAFETY: landlock_restrict_self takes the ruleset descriptor (open, made by cordon)
+        // and flags 0; no pointers.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0 {
+            fail(14);
         }
-        // Not dumpable before the fork, so that no moment exists where the command runs its
-        // own code and the supervisor's memory is open to it through /proc/2/mem (the
-        // command's exec makes it dumpable again).
-        // SAFETY: PR_SET_DUMPABLE takes an integer; no pointers.
-        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
-            fail(34);
-        }
-        // SAFETY: a fork (clone with SIGCHLD only, no new stack): both copies go on from here
-        // on their own memory.
-        let child = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0, 0, 0, 0) };
-        if child < 0 {
-            fail(31);
-        }
-        if child > 0 {
-            // SAFETY: the command's end, ours to close; then pid 2 becomes the supervisor,
-            // with raw calls only, and never returns.
-            unsafe {
-                libc::close(pair[0]);
-                super::inotify::supervise(pair[1], child as libc::pid_t)
-            }
-        }
-        // SAFETY: the supervisor's end, not ours.
-        unsafe { libc::close(pair[1]) };
     }
     // SAFETY: no_new_privs is set just above; the filters bind this process and the command.
     if let Err(e) = unsafe { crate::seccomp::install(d.programs) } {
@@ -1520,14 +1639,16 @@ unsafe fn command(d: &InitData) -> ! {
                 fail(32)
             }
         };
+        // The pair's end the supervisor made before the clone (this process's copy).
+        let ours = d.command_end.load(Ordering::Acquire);
         // SAFETY: both descriptors are open; ours, closed once right after.
-        if !unsafe { crate::proxy::send_fd(pair[0], listener) } {
+        if !unsafe { crate::proxy::send_fd(ours, listener) } {
             fail(33);
         }
         // SAFETY: as above.
         unsafe {
             libc::close(listener);
-            libc::close(pair[0]);
+            libc::close(ours);
         }
     }
     // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
