@@ -345,7 +345,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, and Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, so they are on the surface)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, and opencode's `.opencode/command` runs its `!` commands, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -447,6 +447,15 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".config/opencode/plugins",
         "opencode loads each plugin here into its own process",
     ),
+    // opencode's custom commands (`NAME.md`, in `.opencode/` and its global directory): the
+    // operator's `/NAME` (`opencode run --command NAME`) runs each ``!`cmd` `` of the template
+    // in a shell before the model sees it, and no plugin hook sees that shell; a command of a
+    // built-in's name replaces it (opencode 1.18.33, checked: an `init.md` an earlier run
+    // wrote ran `rm -rf keep` at the operator's next `/init`; `hosts_opencode.rs`).
+    (".opencode/command", OPENCODE_COMMANDS),
+    (".opencode/commands", OPENCODE_COMMANDS),
+    (".config/opencode/command", OPENCODE_COMMANDS),
+    (".config/opencode/commands", OPENCODE_COMMANDS),
     // husky, the usual npm hook manager, sets `core.hooksPath = .husky/_`, whose stubs run
     // `.husky/<hook>`: git runs each at the next commit, checkout or merge.
     (
@@ -516,6 +525,9 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
 /// Why Copilot CLI's custom agents are on the surface ([`TOOL_DIRS`]).
 const COPILOT_AGENTS: &str =
     "Copilot CLI starts the MCP servers a custom agent here names when the agent is run";
+
+/// Why opencode's custom commands are on the surface ([`TOOL_DIRS`]).
+const OPENCODE_COMMANDS: &str = "opencode runs the `!` commands of a custom command here in a shell, without its plugin hook, when the operator runs that command";
 
 /// Why Claude Code's skills and commands are on the surface ([`TOOL_DIRS`]).
 const CLAUDE_SKILLS: &str = "Claude Code runs the `!` commands of a skill or command here in a shell, without a hook, when its Skill tool loads it";
@@ -2173,6 +2185,11 @@ for cp in range(0x80, 0x110000):
             ".opencode/plugin/x.js",
             "a/.opencode/plugins/deep/y.ts",
             ".config/opencode/plugin/z.js",
+            // Round 10: opencode's custom commands run their `!` lines.
+            ".opencode/command/init.md",
+            "a/.opencode/commands/deep/x.md",
+            ".config/opencode/command/y.md",
+            ".config/opencode/commands/z.md",
             // Round 4: the settings directories themselves (`mv x .claude`).
             ".claude",
             "sub/.vscode",
