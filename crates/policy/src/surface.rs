@@ -345,7 +345,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, and opencode's `.opencode/command` runs its `!` commands, so they are on the surface)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, and Gemini CLI's `.gemini/commands` and opencode's `.opencode/command` run their `!` commands, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -510,6 +510,15 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
     (
         ".gemini/agents",
         "Gemini CLI starts the MCP servers a sub-agent's definition here names when the agent is invoked",
+    ),
+    // Gemini CLI's custom commands (`NAME.toml`): the operator's `/NAME` (`gemini -p /NAME`
+    // too) runs each `!{cmd}` of the prompt in a shell before the model sees it; no BeforeTool
+    // hook sees that shell, and under `--yolo` Gemini's own policy asks nothing (Gemini CLI
+    // 0.61, checked: one an earlier run wrote ran `rm -rf keep` at the next `/NAME`; a
+    // project's in a trusted folder). `~/.gemini/commands` at the home.
+    (
+        ".gemini/commands",
+        "Gemini CLI runs the `!{…}` commands of a custom command here in a shell, without a hook, when the operator runs that command",
     ),
     // Copilot CLI's custom agents (`NAME.agent.md`): the MCP servers their `mcp-servers`
     // names are started when the model calls `task` with the agent (Copilot CLI 1.0.102,
@@ -2185,7 +2194,9 @@ for cp in range(0x80, 0x110000):
             ".opencode/plugin/x.js",
             "a/.opencode/plugins/deep/y.ts",
             ".config/opencode/plugin/z.js",
-            // Round 10: opencode's custom commands run their `!` lines.
+            // Round 10: opencode's and Gemini CLI's custom commands run their `!` lines.
+            ".gemini/commands/plant.toml",
+            "sub/.gemini/commands/git/x.toml",
             ".opencode/command/init.md",
             "a/.opencode/commands/deep/x.md",
             ".config/opencode/command/y.md",
