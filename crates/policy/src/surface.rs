@@ -1002,6 +1002,14 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".ipython/profile_default/startup",
         "IPython runs each file here at every start",
     ),
+    // Round 10: Gemini CLI reads extensions only from the home (`Storage(homedir())`) and
+    // loads each at every start, in any folder: the MCP servers its `gemini-extension.json`
+    // names start before the first prompt (Gemini CLI 0.61, checked: one a run left ran
+    // `rm -rf keep` at the next `gemini`; `hosts_gemini.rs`), its hooks and commands with it.
+    (
+        ".gemini/extensions",
+        "Gemini CLI loads each extension here at every start: the MCP servers, hooks and commands it names run without cordon's hook",
+    ),
     // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
     // command here ran when that command's completion was first asked for (a tab press).
     (
@@ -2096,6 +2104,9 @@ for cp in range(0x80, 0x110000):
             ".config/helix/languages.toml",
             ".local/share/helix/trusted_workspaces",
             ".config/zed/settings.json",
+            // Round 10: Gemini CLI's extensions.
+            ".gemini/extensions/x/gemini-extension.json",
+            ".gemini/extensions/x/hooks/hooks.json",
         ] {
             assert!(classify_home(Path::new(p)).is_some(), "{p}");
         }
