@@ -1010,6 +1010,17 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".gemini/extensions",
         "Gemini CLI loads each extension here at every start: the MCP servers, hooks and commands it names run without cordon's hook",
     ),
+    // Round 10: Claude Code takes an enabled plugin's hooks, MCP servers, commands and agents
+    // from where the files here say it is (`known_marketplaces.json`: a directory
+    // marketplace's path; `installed_plugins.json`: `installPath`; the `cache/` and
+    // `marketplaces/` copies), user-scoped or not (Claude Code 2.1.197, checked: a
+    // `known_marketplaces.json` a run pointed at its own directory had the next `claude -p`
+    // run that plugin's hook; `hosts_claude.rs`). Cost: Claude Code itself updating a
+    // marketplace during a run whose root holds the home is reported and undone.
+    (
+        ".claude/plugins",
+        "Claude Code runs the hooks and MCP servers of each enabled plugin from where the files here place it",
+    ),
     // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
     // command here ran when that command's completion was first asked for (a tab press).
     (
@@ -2104,7 +2115,9 @@ for cp in range(0x80, 0x110000):
             ".config/helix/languages.toml",
             ".local/share/helix/trusted_workspaces",
             ".config/zed/settings.json",
-            // Round 10: Gemini CLI's extensions.
+            // Round 10: Gemini CLI's extensions, Claude Code's plugins.
+            ".claude/plugins/known_marketplaces.json",
+            ".claude/plugins/cache/m/x/1.0.0/hooks/hooks.json",
             ".gemini/extensions/x/gemini-extension.json",
             ".gemini/extensions/x/hooks/hooks.json",
         ] {
