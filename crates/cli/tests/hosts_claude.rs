@@ -431,10 +431,13 @@ fn claude_definition(
 /// operator's marketplace at a directory of its own had the next `claude -p` run its
 /// `UserPromptSubmit` hook, `rm -rf keep`, which the policy denies (Claude Code 2.1.197). Now
 /// the home's `.claude/plugins` is on the surface: the analysis asks for the write on the
-/// line, the scan moves a script's write aside.
+/// line, the scan moves a script's write aside — also where only `~/.claude` is the root,
+/// which the scan did not watch as the home's (the analysis did).
 #[test]
 fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
-    for script in [false, true] {
+    // The writable root: the home, or only Claude Code's directory in it (`below`), whose
+    // part of the home's surface the scan once left unwatched.
+    for (script, below) in [(false, false), (true, false), (true, true)] {
         let s = Claude::new(None);
         let (dir, home) = (
             s.0.dir().canonicalize().unwrap(),
@@ -482,7 +485,12 @@ fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
         // The home is a writable root (many setups run agents from it); the host grants
         // Claude Code's ask needs are kept outside it, or cordon refuses to issue one.
         let policy = std::fs::read_to_string(s.0.policy()).unwrap();
-        let home_root = format!("\n[sandbox.paths.home]\nroot = {home:?}\nmode = \"rw\"\n");
+        let writable = if below {
+            home.join(".claude")
+        } else {
+            home.clone()
+        };
+        let home_root = format!("\n[sandbox.paths.home]\nroot = {writable:?}\nmode = \"rw\"\n");
         std::fs::write(s.0.policy(), policy + &home_root).unwrap();
         std::fs::create_dir(dir.join("keep")).unwrap();
         let known = json!({ "m": { "source": { "source": "directory", "path": theirs },

@@ -577,36 +577,57 @@ impl Snapshot {
                 }
             }
         }
-        if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
-            // Each recorded where it really is (the links on the way resolved, the last
-            // component as it is) when that lies in a root: `~/.config` is often a link into a
-            // dotfiles checkout, and what is found is moved aside by a walk that follows no
-            // link.
-            for (rel, why) in cordon_policy::surface::HOME_FILES {
-                s.note_file(real_in(&home.join(rel), roots), why, roots);
-            }
-            // The directories whose every file runs at the next login, shell or editor start.
-            for (rel, why) in cordon_policy::surface::HOME_DIRS {
-                let dir = real_in(&home.join(rel), roots);
-                if s.note(dir.clone(), What::ToolFile, why, true) {
-                    s.list(&dir, What::ToolFile, why, 0);
-                }
-            }
-            s.python_startup(&home, roots);
-            // Its plugin and hook directories by their path too, the same way: the walk (which
-            // follows no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
-            for (rel, why) in TOOL_DIRS {
-                let tool_dir = real_in(&home.join(rel), roots);
-                if s.note(tool_dir.clone(), What::ToolFile, why, true) {
-                    s.list(&tool_dir, What::ToolFile, why, 0);
-                }
-            }
+        if let Some(home) = &home {
+            s.home_surface(home, roots);
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
         s
+    }
+
+    /// The home's surface ([`cordon_policy::surface::HOME_FILES`], `HOME_DIRS`, the user
+    /// site-packages, [`TOOL_DIRS`] at the home) where it lies in a root, whatever the walk's
+    /// limit: all of it when a root holds the home; when a root lies below the home instead
+    /// (`~/.claude` or `~/.config` as a root), the part in that root, as the file tools and
+    /// the analysis classify it — [`TOOL_FILES`] at the home too, which the walk of such a
+    /// root does not see by name (`settings.json` at the top of `~/.claude`). Each recorded
+    /// where it really is (the links on the way resolved, the last component as it is) when
+    /// that lies in a root: `~/.config` is often a link into a dotfiles checkout, and what is
+    /// found is moved aside by a walk that follows no link.
+    fn home_surface(&mut self, home: &Path, roots: &[PathBuf]) {
+        use cordon_policy::surface::{HOME_DIRS, HOME_FILES};
+        let whole = roots.iter().any(|r| home.starts_with(r));
+        if !whole && !roots.iter().any(|r| r.starts_with(home)) {
+            return;
+        }
+        // Outside every root the run wrote nothing, and the operator's own changes there are
+        // not cordon's to move.
+        let kept = |p: &Path| whole || roots.iter().any(|r| p.starts_with(r));
+        let files: Vec<&(&str, &str)> = if whole {
+            HOME_FILES.iter().collect()
+        } else {
+            HOME_FILES.iter().chain(TOOL_FILES).collect()
+        };
+        for (rel, why) in files {
+            let file = real_in(&home.join(rel), roots);
+            if kept(&file) {
+                self.note_file(file, why, roots);
+            }
+        }
+        // The directories whose every file runs at the next login, shell, editor or agent
+        // start; the plugin and hook directories by their path too: the walk (which follows
+        // no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
+        for (rel, why) in HOME_DIRS.iter().chain(TOOL_DIRS) {
+            let dir = real_in(&home.join(rel), roots);
+            if kept(&dir) && self.note(dir.clone(), What::ToolFile, why, true) {
+                self.list(&dir, What::ToolFile, why, 0);
+            }
+        }
+        if kept(&real_in(&home.join(".local/lib/x"), roots)) {
+            self.python_startup(home, roots);
+        }
     }
 
     /// The user site-packages of each Python under `home` (`.local/lib/python*/site-packages`),
@@ -3309,6 +3330,45 @@ mod tests {
     /// A host directory the environment moved into a root (`CODEX_HOME=root/ch`) is watched as
     /// it is at the home: its hooks file, every file of its plugin directory, and (round 8)
     /// every file of a home directory there (`$XDG_CONFIG_HOME/systemd/user`).
+    /// Round 10: a root below the home (`~/.claude` here) holds part of the home's surface,
+    /// which the file tools and the analysis classify by its place in the home: the scan
+    /// watches that part too (before, only a root holding the whole home had it watched, and a
+    /// script's rewrite of `~/.claude/plugins/known_marketplaces.json` ran the plugin it
+    /// named at the next session, `hosts_claude.rs`). What lies in no root is not watched.
+    #[test]
+    fn the_homes_surface_in_a_root_below_the_home_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().canonicalize().unwrap();
+        let root = home.join(".claude");
+        std::fs::create_dir_all(root.join("plugins")).unwrap();
+        std::fs::create_dir_all(home.join(".config/systemd/user")).unwrap();
+        let roots = [root.clone()];
+        let snap = || {
+            let mut s = Snapshot::default();
+            s.home_surface(&home, &roots);
+            s
+        };
+        let before = snap();
+        std::fs::write(root.join("plugins/known_marketplaces.json"), "{}").unwrap();
+        std::fs::write(root.join("settings.json"), "{}").unwrap();
+        std::fs::write(root.join("notes.txt"), "").unwrap();
+        std::fs::write(home.join(".config/systemd/user/x.service"), "").unwrap();
+        std::fs::write(home.join(".bashrc"), "").unwrap();
+        let mut found: Vec<_> = snap()
+            .findings_since(&before)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                root.join("plugins/known_marketplaces.json"),
+                root.join("settings.json")
+            ]
+        );
+    }
+
     #[test]
     fn a_host_home_moved_into_a_root_is_watched() {
         let d = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@
 //! | the kernel profile (`cordon_ossandbox::profile`) | `sandbox.git = "protect"` keeps [`GIT_CONFIG`] of each writable root's `.git` read-only |
 //! | the file tools (`cordon_tools::files`, also behind `cordon hook`'s Write/Edit) | a write, edit or delete of a path [`classify`] names is never allowed by the root's mode alone: it is asked, or denied where the kernel protects it or it is cordon's own |
 //! | `cordon hook` | a write of the hosts' hook settings ([`HOST_SETTINGS`], also where [`HOST_HOMES`] move them) by the agent's file tool is denied outright: it could unhook cordon |
-//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too, where they really are through the operator's links; for a wrapped MCP server after each tool call as well |
+//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too (the part in a root when the root lies below the home), where they really are through the operator's links; for a wrapped MCP server after each tool call as well |
 //!
 //! What was considered and left off, each with its reason, is [`NOT_ON_SURFACE`].
 //!
