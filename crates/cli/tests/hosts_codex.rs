@@ -271,6 +271,27 @@ fn apply_patch(s: Codex) {
     );
 }
 
+/// Issue 21 class 5 (round 10): Codex applies a patch given to `exec_command` as
+/// `apply_patch <<'EOF' … EOF` itself, in place of running it (seen: with no hook, Codex 0.171
+/// added a file in the home this way). Behind cordon's hook the line is rewritten to `cordon
+/// exec …` before Codex looks at it, so Codex never takes it for a patch: bash runs it
+/// confined, finds no `apply_patch`, and nothing outside the roots is written. Guards the
+/// rewrite: a line let through unchanged would be applied by Codex, unconfined.
+#[test]
+fn codex_apply_patch_in_an_exec_command_heredoc_is_not_applied_by_codex() {
+    let s = Codex::new(None);
+    let outside = s.0.home().join("planted-by-heredoc.txt");
+    let t = Codex::shell(&format!(
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {}\n+hi\n*** End Patch\nEOF\n",
+        outside.display()
+    ));
+    let mock = Mock::start(t.clone());
+    let o = s.run_with(&mock, &["-c", "model=\"gpt-5.5\""]);
+    let r = mock.the_one_result("Codex", &t.tool, &o);
+    assert!(!outside.exists(), "Codex wrote {}: {r}", outside.display());
+    assert!(r.contains("apply_patch: command not found"), "{r}");
+}
+
 /// Issue 21 class 5 (round 8): Codex's newer releases resolve a patch path `~/x` from the
 /// home; Codex 0.171 takes `~` as a name in the cwd. cordon decides both readings, so a patch
 /// adding `~/x` is refused as outside every root, and Codex writes neither file.

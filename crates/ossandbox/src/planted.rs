@@ -601,30 +601,8 @@ impl Snapshot {
                 }
             }
         }
-        if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
-            // Each recorded where it really is (the links on the way resolved, the last
-            // component as it is) when that lies in a root: `~/.config` is often a link into a
-            // dotfiles checkout, and what is found is moved aside by a walk that follows no
-            // link.
-            for (rel, why) in cordon_policy::surface::HOME_FILES {
-                s.note_file(real_in(&home.join(rel), roots), why, roots);
-            }
-            // The directories whose every file runs at the next login, shell or editor start.
-            for (rel, why) in cordon_policy::surface::HOME_DIRS {
-                let dir = real_in(&home.join(rel), roots);
-                if s.note(dir.clone(), What::ToolFile, why, true) {
-                    s.list(&dir, What::ToolFile, why, 0);
-                }
-            }
-            s.python_startup(&home, roots);
-            // Its plugin and hook directories by their path too, the same way: the walk (which
-            // follows no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
-            for (rel, why) in TOOL_DIRS {
-                let tool_dir = real_in(&home.join(rel), roots);
-                if s.note(tool_dir.clone(), What::ToolFile, why, true) {
-                    s.list(&tool_dir, What::ToolFile, why, 0);
-                }
-            }
+        if let Some(home) = &home {
+            s.home_surface(home, roots);
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
         for root in roots {
@@ -632,6 +610,33 @@ impl Snapshot {
         }
         s.earlier_git.clear();
         s
+    }
+
+    /// The home's surface ([`cordon_policy::surface::HOME_FILES`], `HOME_DIRS`, the user
+    /// site-packages, [`TOOL_DIRS`] at the home) where a root holds the home, whatever the
+    /// walk's limit. A root below the home instead (`~/.claude`, `~/.config/nvim` as a root)
+    /// holds part of it, which [`Snapshot::within_root`] watches, as it does any root below
+    /// a name of the surface. Each recorded where it really is (the links on the way resolved,
+    /// the last component as it is) when that lies in a root: `~/.config` is often a link into
+    /// a dotfiles checkout, and what is found is moved aside by a walk that follows no link.
+    fn home_surface(&mut self, home: &Path, roots: &[PathBuf]) {
+        use cordon_policy::surface::{HOME_DIRS, HOME_FILES};
+        if !roots.iter().any(|r| home.starts_with(r)) {
+            return;
+        }
+        for (rel, why) in HOME_FILES {
+            self.note_file(real_in(&home.join(rel), roots), why, roots);
+        }
+        // The directories whose every file runs at the next login, shell, editor or agent
+        // start; the plugin and hook directories by their path too: the walk (which follows
+        // no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
+        for (rel, why) in HOME_DIRS.iter().chain(TOOL_DIRS) {
+            let dir = real_in(&home.join(rel), roots);
+            if self.note(dir.clone(), What::ToolFile, why, true) {
+                self.list(&dir, What::ToolFile, why, 0);
+            }
+        }
+        self.python_startup(home, roots);
     }
 
     /// The user site-packages of each Python under `home` (`.local/lib/python*/site-packages`),
@@ -3748,8 +3753,47 @@ mod tests {
         assert!(root.join(".git/sequencer/todo.cordon-quarantine").exists());
     }
 
-    /// A directory on the way that became a symlink (a process that outlived the run) does
-    /// not send the rename elsewhere.
+    /// Round 10: a root below the home (`~/.claude` here) holds part of the home's surface,
+    /// which the file tools and the analysis classify by its place in the home: the scan
+    /// watches that part too (before, only a root holding the whole home had it watched, and a
+    /// script's rewrite of `~/.claude/plugins/known_marketplaces.json` ran the plugin it
+    /// named at the next session, `hosts_claude.rs`). What lies in no root is not watched.
+    #[test]
+    fn the_homes_surface_in_a_root_below_the_home_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().canonicalize().unwrap();
+        let root = home.join(".claude");
+        std::fs::create_dir_all(root.join("plugins")).unwrap();
+        std::fs::create_dir_all(home.join(".config/systemd/user")).unwrap();
+        let roots = [root.clone()];
+        // As `Snapshot::take_with` does for each root.
+        let snap = || {
+            let mut s = Snapshot::default();
+            s.home_surface(&home, &roots);
+            s.within_root(&root, Some(&home));
+            s
+        };
+        let before = snap();
+        std::fs::write(root.join("plugins/known_marketplaces.json"), "{}").unwrap();
+        std::fs::write(root.join("settings.json"), "{}").unwrap();
+        std::fs::write(root.join("notes.txt"), "").unwrap();
+        std::fs::write(home.join(".config/systemd/user/x.service"), "").unwrap();
+        std::fs::write(home.join(".bashrc"), "").unwrap();
+        let mut found: Vec<_> = snap()
+            .findings_since(&before)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                root.join("plugins/known_marketplaces.json"),
+                root.join("settings.json")
+            ]
+        );
+    }
+
     /// A host directory the environment moved into a root (`CODEX_HOME=root/ch`) is watched as
     /// it is at the home: its hooks file, every file of its plugin directory, and (round 8)
     /// every file of a home directory there (`$XDG_CONFIG_HOME/systemd/user`).
@@ -3893,6 +3937,8 @@ mod tests {
         assert_eq!(std::fs::read(&config_path).unwrap(), config);
     }
 
+    /// A directory on the way that became a symlink (a process that outlived the run) does
+    /// not send the rename elsewhere.
     #[test]
     fn quarantine_follows_no_symlink_on_the_way() {
         let d = tempfile::tempdir().unwrap();

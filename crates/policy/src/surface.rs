@@ -358,7 +358,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, and Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, so they are on the surface)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, and Gemini CLI's `.gemini/commands` and opencode's `.opencode/command` run their `!` commands, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -460,6 +460,15 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".config/opencode/plugins",
         "opencode loads each plugin here into its own process",
     ),
+    // opencode's custom commands (`NAME.md`, in `.opencode/` and its global directory): the
+    // operator's `/NAME` (`opencode run --command NAME`) runs each ``!`cmd` `` of the template
+    // in a shell before the model sees it, and no plugin hook sees that shell; a command of a
+    // built-in's name replaces it (opencode 1.18.33, checked: an `init.md` an earlier run
+    // wrote ran `rm -rf keep` at the operator's next `/init`; `hosts_opencode.rs`).
+    (".opencode/command", OPENCODE_COMMANDS),
+    (".opencode/commands", OPENCODE_COMMANDS),
+    (".config/opencode/command", OPENCODE_COMMANDS),
+    (".config/opencode/commands", OPENCODE_COMMANDS),
     // husky, the usual npm hook manager, sets `core.hooksPath = .husky/_`, whose stubs run
     // `.husky/<hook>`: git runs each at the next commit, checkout or merge.
     (
@@ -515,6 +524,15 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".gemini/agents",
         "Gemini CLI starts the MCP servers a sub-agent's definition here names when the agent is invoked",
     ),
+    // Gemini CLI's custom commands (`NAME.toml`): the operator's `/NAME` (`gemini -p /NAME`
+    // too) runs each `!{cmd}` of the prompt in a shell before the model sees it; no BeforeTool
+    // hook sees that shell, and under `--yolo` Gemini's own policy asks nothing (Gemini CLI
+    // 0.61, checked: one an earlier run wrote ran `rm -rf keep` at the next `/NAME`; a
+    // project's in a trusted folder). `~/.gemini/commands` at the home.
+    (
+        ".gemini/commands",
+        "Gemini CLI runs the `!{…}` commands of a custom command here in a shell, without a hook, when the operator runs that command",
+    ),
     // Copilot CLI's custom agents (`NAME.agent.md`): the MCP servers their `mcp-servers`
     // names are started when the model calls `task` with the agent (Copilot CLI 1.0.102,
     // checked: no trust asked in `-p`). `~/.copilot/agents` at the home.
@@ -529,6 +547,9 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
 /// Why Copilot CLI's custom agents are on the surface ([`TOOL_DIRS`]).
 const COPILOT_AGENTS: &str =
     "Copilot CLI starts the MCP servers a custom agent here names when the agent is run";
+
+/// Why opencode's custom commands are on the surface ([`TOOL_DIRS`]).
+const OPENCODE_COMMANDS: &str = "opencode runs the `!` commands of a custom command here in a shell, without its plugin hook, when the operator runs that command";
 
 /// Why Claude Code's skills and commands are on the surface ([`TOOL_DIRS`]).
 const CLAUDE_SKILLS: &str = "Claude Code runs the `!` commands of a skill or command here in a shell, without a hook, when its Skill tool loads it";
@@ -1029,6 +1050,25 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
     (
         ".ipython/profile_default/startup",
         "IPython runs each file here at every start",
+    ),
+    // Round 10: Gemini CLI reads extensions only from the home (`Storage(homedir())`) and
+    // loads each at every start, in any folder: the MCP servers its `gemini-extension.json`
+    // names start before the first prompt (Gemini CLI 0.61, checked: one a run left ran
+    // `rm -rf keep` at the next `gemini`; `hosts_gemini.rs`), its hooks and commands with it.
+    (
+        ".gemini/extensions",
+        "Gemini CLI loads each extension here at every start: the MCP servers, hooks and commands it names run without cordon's hook",
+    ),
+    // Round 10: Claude Code takes an enabled plugin's hooks, MCP servers, commands and agents
+    // from where the files here say it is (`known_marketplaces.json`: a directory
+    // marketplace's path; `installed_plugins.json`: `installPath`; the `cache/` and
+    // `marketplaces/` copies), user-scoped or not (Claude Code 2.1.197, checked: a
+    // `known_marketplaces.json` a run pointed at its own directory had the next `claude -p`
+    // run that plugin's hook; `hosts_claude.rs`). Cost: Claude Code itself updating a
+    // marketplace during a run whose root holds the home is reported and undone.
+    (
+        ".claude/plugins",
+        "Claude Code runs the hooks and MCP servers of each enabled plugin from where the files here place it",
     ),
     // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
     // command here ran when that command's completion was first asked for (a tab press).
@@ -2265,6 +2305,11 @@ for cp in range(0x80, 0x110000):
             ".config/helix/languages.toml",
             ".local/share/helix/trusted_workspaces",
             ".config/zed/settings.json",
+            // Round 10: Gemini CLI's extensions, Claude Code's plugins.
+            ".claude/plugins/known_marketplaces.json",
+            ".claude/plugins/cache/m/x/1.0.0/hooks/hooks.json",
+            ".gemini/extensions/x/gemini-extension.json",
+            ".gemini/extensions/x/hooks/hooks.json",
         ] {
             assert!(classify_home(Path::new(p)).is_some(), "{p}");
         }
@@ -2363,6 +2408,13 @@ for cp in range(0x80, 0x110000):
             ".opencode/plugin/x.js",
             "a/.opencode/plugins/deep/y.ts",
             ".config/opencode/plugin/z.js",
+            // Round 10: opencode's and Gemini CLI's custom commands run their `!` lines.
+            ".gemini/commands/plant.toml",
+            "sub/.gemini/commands/git/x.toml",
+            ".opencode/command/init.md",
+            "a/.opencode/commands/deep/x.md",
+            ".config/opencode/command/y.md",
+            ".config/opencode/commands/z.md",
             // Round 4: the settings directories themselves (`mv x .claude`).
             ".claude",
             "sub/.vscode",
