@@ -875,17 +875,7 @@ fn the_homes_programs_and_editor_code_are_watched_when_a_root_holds_it() {
             describe(&out)
         );
         let err = stderr(&out);
-        for name in NAMES {
-            let p = fx.ws.join(name);
-            // A watched directory that appeared with the run is reported (and moved aside)
-            // whole: the file, or the directory of the home's surface holding it.
-            let reported = p
-                .ancestors()
-                .take_while(|a| *a != fx.ws)
-                .any(|a| err.contains(&format!("the run left {} (", a.display())));
-            assert!(reported, "{} {name} not reported: {err}", fx.what());
-            assert!(!p.exists(), "{} {name} still in place", fx.what());
-        }
+        each_moved_aside(fx, &err, &NAMES);
     });
 }
 
@@ -2988,17 +2978,7 @@ fn a_root_below_a_name_of_the_surface_is_watched() {
             describe(&out)
         );
         let err = stderr(&out);
-        for name in PLANTS {
-            // A directory of the surface that appeared with the run is reported (and moved
-            // aside) whole: the file, or the directory holding it.
-            let p = fx.ws.join(name);
-            let reported = p
-                .ancestors()
-                .take_while(|a| *a != fx.ws)
-                .any(|a| err.contains(&format!("the run left {} (", a.display())));
-            assert!(reported, "{} {name} not reported: {err}", fx.what());
-            assert!(!p.exists(), "{} {name} still in place", fx.what());
-        }
+        each_moved_aside(fx, &err, &PLANTS);
         if fx.ids.is_some() || fx.backend != "landlock" {
             return; // the file tools' decision depends on neither
         }
@@ -3145,4 +3125,18 @@ fn the_homes_pager_downloader_and_debugger_files_are_watched() {
             assert!(!p.exists(), "{} {name} still in place", fx.what());
         }
     });
+}
+
+/// Each of `names` (below the workspace) was reported and moved aside: the file, or, where a
+/// watched directory appeared with the run, that directory whole.
+fn each_moved_aside(fx: &Fixture, err: &str, names: &[&str]) {
+    for name in names {
+        let p = fx.ws.join(name);
+        let reported = p
+            .ancestors()
+            .take_while(|a| *a != fx.ws)
+            .any(|a| err.contains(&format!("the run left {} (", a.display())));
+        assert!(reported, "{} {name} not reported: {err}", fx.what());
+        assert!(!p.exists(), "{} {name} still in place", fx.what());
+    }
 }

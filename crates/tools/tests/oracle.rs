@@ -319,18 +319,7 @@ fn the_review_classes_are_not_allowed_and_bash_confirms_why() {
         "((false) || rm -rf src)",
         "test -z x || rm -rf src",
     ];
-    let mut wrong = Vec::new();
-    for line in lines {
-        let v = violations(&judge, &sandbox, line);
-        assert!(
-            !v.is_empty(),
-            "bash did nothing the rules object to for {line:?}: the oracle cannot see it"
-        );
-        if judge.line(line).decision.action == Action::Allow {
-            wrong.push(format!("{line:?}: {}", v.join("; ")));
-        }
-    }
-    assert!(wrong.is_empty(), "allowed:\n{}", wrong.join("\n"));
+    not_allowed_and_bash_confirms_why(&judge, &sandbox, &lines);
 }
 
 /// Round 10's classes, each run under bash: bash must do something the rules object to (the
@@ -352,9 +341,15 @@ fn round_ten_classes_are_not_allowed_and_bash_confirms_why() {
         "mkdir -m 700 g && echo \"agent-program $PWD/../bin/rm\" > g/gpg.conf && timeout 1 gpg --homedir g --batch --pinentry-mode loopback --passphrase x -o x.gpg -c x",
         "mkdir -p l/partial c && printf '#clear APT::Update::Post-Invoke-Success;\\n' > k && apt-get -c \"$PWD/k\" -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=\"$PWD/n\" -o Dir::State::Lists=\"$PWD/l\" -o Dir::Cache=\"$PWD/c\" -o 'APT::Update::Pre-Invoke::=rm src' update",
     ];
+    not_allowed_and_bash_confirms_why(&judge, &sandbox, &lines);
+}
+
+/// Each line, run under bash, does something the rules object to (the oracle sees its class),
+/// and `judge` does not allow it.
+fn not_allowed_and_bash_confirms_why(judge: &Judge, sandbox: &oracle::Sandbox, lines: &[&str]) {
     let mut wrong = Vec::new();
-    for line in lines {
-        let v = violations(&judge, &sandbox, line);
+    for &line in lines {
+        let v = violations(judge, sandbox, line);
         assert!(
             !v.is_empty(),
             "bash did nothing the rules object to for {line:?}: the oracle cannot see it"
