@@ -373,12 +373,18 @@ impl GitState {
                 }
             }
         }
-        let head_then = before
-            .refs
-            .get("HEAD")
-            .and_then(|r| r.as_ref().ok())
-            .and_then(|ids| ids.first())
-            .cloned();
+        // What a name held before the run (its first id), else what HEAD held: what the
+        // operator's git compares a tip of that name with.
+        let held_then = |name: &str| {
+            before
+                .refs
+                .get(name)
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|ids| ids.first())
+                .cloned()
+        };
+        let head_then = held_then("HEAD");
+        let base_of = |name: &str| held_then(name).or_else(|| head_then.clone());
         // A commit some name held before the run is the operator's: a name moved to it by the
         // run (a branch reset to another branch) writes out nothing the operator did not have.
         let had: std::collections::HashSet<&[u8]> = before
@@ -389,6 +395,20 @@ impl GitState {
             .map(Vec::as_slice)
             .collect();
         let mut tips: Vec<Tip> = Vec::new();
+        // The ids a name (or its reflog) newly holds that no name held before the run.
+        let mut new_tips = |place: String, name: &str, ids: Vec<Vec<u8>>| {
+            let base = base_of(name);
+            for id in ids {
+                if !had.contains(id.as_slice()) {
+                    tips.push(Tip {
+                        place: place.clone(),
+                        id,
+                        base: base.clone(),
+                        stash: name == "refs/stash",
+                    });
+                }
+            }
+        };
         let mut replaced = false;
         let names: std::collections::BTreeSet<&String> =
             self.refs.keys().chain(before.refs.keys()).collect();
@@ -409,21 +429,7 @@ impl GitState {
                 }
                 Some(Ok(ids)) => ids,
             };
-            let base = then
-                .and_then(|r| r.as_ref().ok())
-                .and_then(|ids| ids.first())
-                .cloned()
-                .or_else(|| head_then.clone());
-            for id in ids {
-                if !had.contains(id.as_slice()) {
-                    tips.push(Tip {
-                        place: format!("{name}'s commit"),
-                        id: id.clone(),
-                        base: base.clone(),
-                        stash: name == "refs/stash",
-                    });
-                }
-            }
+            new_tips(format!("{name}'s commit"), name, ids.clone());
         }
         if replaced {
             unchecked.push(
@@ -443,23 +449,7 @@ impl GitState {
                     continue;
                 }
             };
-            let base = before
-                .refs
-                .get(name)
-                .and_then(|r| r.as_ref().ok())
-                .and_then(|ids| ids.first())
-                .cloned()
-                .or_else(|| head_then.clone());
-            for id in ids {
-                if !had.contains(id.as_slice()) {
-                    tips.push(Tip {
-                        place: format!("the reflog of {name}"),
-                        id,
-                        base: base.clone(),
-                        stash: name == "refs/stash",
-                    });
-                }
-            }
+            new_tips(format!("the reflog of {name}"), name, ids);
         }
         // The same commit against the same base is compared once (a commit moves HEAD, its
         // branch and both their reflogs to it).
