@@ -472,16 +472,7 @@ fn gemini_an_extension_a_run_left_in_the_home_runs_nothing() {
         let mock = Mock::start(Gemini::shell("true"));
         let o = s.run(&mock);
         let shown = format!("{line}: {wrote}\nthen: {}", common::stderr(&o));
-        assert!(
-            dir.join("keep").is_dir() && !dir.join("ran").exists(),
-            "the extension's server ran: {shown}"
-        );
-        let by = if script {
-            "moved aside"
-        } else {
-            "on the persistence surface"
-        };
-        assert!(wrote.contains(by), "{shown}");
+        scenario::stopped_where_seen(&dir, &wrote, script, "the extension's server", &shown);
     }
 }
 

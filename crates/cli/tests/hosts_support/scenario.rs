@@ -440,23 +440,34 @@ pub fn definition_an_earlier_run_wrote<H: Install>(
             "{line}: {wrote}\nthen: {results:?}\n{}",
             String::from_utf8_lossy(&o.stderr)
         );
-        assert!(
-            dir.join("keep").is_dir() && !dir.join("ran").exists(),
-            "what {} names ran: {shown}",
-            d.rel
+        stopped_where_seen(
+            &dir,
+            &wrote,
+            script,
+            &format!("what {} names", d.rel),
+            &shown,
         );
-        // Stopped by the layer that sees it.
-        let by = if script {
-            "moved aside"
-        } else {
-            "on the persistence surface"
-        };
-        assert!(wrote.contains(by), "{shown}");
         assert!(
             results.first().is_some_and(|r| r.contains(d.missing)),
             "{shown}"
         );
     }
+}
+
+/// Nothing a plant named ran (`dir/keep` stands, no `dir/ran`), and the layer that sees the
+/// plant stopped it: the analysis for a line that writes it ("on the persistence surface"),
+/// the after-run scan for a script ("moved aside"). `what` names what would have run.
+pub fn stopped_where_seen(dir: &Path, wrote: &str, script: bool, what: &str, shown: &str) {
+    assert!(
+        dir.join("keep").is_dir() && !dir.join("ran").exists(),
+        "{what} ran: {shown}"
+    );
+    let by = if script {
+        "moved aside"
+    } else {
+        "on the persistence surface"
+    };
+    assert!(wrote.contains(by), "{shown}");
 }
 
 /// Every tool the host offers its model (one turn that asks for none, `run`) is one of
