@@ -18,7 +18,9 @@
 //!
 //! Everything else — resources, prompts, sampling and elicitation requests of the server,
 //! notifications, progress, `notifications/cancelled` — passes through unchanged (a
-//! cancellation of a call still being decided also stops it from being forwarded).
+//! cancellation of a call still being decided also stops it from being forwarded). A server
+//! request using the wrapper's own ids (`cordon-wrap-…`) is refused: the client's answer to
+//! it would be taken as an approval.
 //!
 //! The roots are watched live too ([`wrap_live`]): any write under them, while the server is
 //! idle as well, triggers the same check within a quarter of a second (one check at a time).
@@ -613,6 +615,24 @@ impl State {
 
     fn server_message(&self, mut msg: Value) {
         let is_answer = msg.get("method").is_none();
+        // The server's requests to the client and the wrapper's approval forms share one id
+        // space (both come to the client from "the server"), and the client's answer is
+        // matched by id: a server request with the id of an open form had the person's answer
+        // to the server's own form ("show the weather?") taken as the approval of a call.
+        // The wrapper's ids are reserved; such a request is refused and never shown.
+        if let Some(id) = msg.get("id").filter(|_| !is_answer) {
+            if id.as_str().is_some_and(|s| s.starts_with(ASK_ID_PREFIX)) {
+                let _ = self.to_server(error(
+                    id,
+                    -32600,
+                    &format!(
+                        "cordon: request ids starting with `{ASK_ID_PREFIX}` are reserved for \
+                         the wrapper's approval forms; this request was not sent to the client"
+                    ),
+                ));
+                return;
+            }
+        }
         if is_answer {
             if let Some(id) = msg.get("id") {
                 // A call's answer: the check is taken first, so a live check meanwhile still
@@ -811,6 +831,9 @@ fn refused(decision: &cordon_gate::Decision, shown: &str) -> String {
 /// Counts the wrapper's own request ids.
 static ASK_ID: AtomicU64 = AtomicU64::new(1);
 
+/// How the wrapper's own request ids start; the server may not use it (`server_message`).
+const ASK_ID_PREFIX: &str = "cordon-wrap-";
+
 /// The gate's asker for one wrapped tool call: an `elicitation/create` request of the
 /// wrapper's own, answered on the client's stdin.
 struct Ask {
@@ -832,7 +855,7 @@ impl AsyncAsker for Ask {
                 .map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
             // Ids of the wrapper's own: a string no client- or server-chosen id is likely to be.
             let id = json!(format!(
-                "cordon-wrap-{}-{}",
+                "{ASK_ID_PREFIX}{}-{}",
                 std::process::id(),
                 ASK_ID.fetch_add(1, Ordering::Relaxed)
             ));
