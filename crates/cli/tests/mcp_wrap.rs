@@ -76,6 +76,8 @@ struct Client {
     asked: Arc<AtomicUsize>,
     progress: Arc<AtomicUsize>,
     asking: Asking,
+    /// Forms the wrapper withdrew (`notifications/cancelled` for the form's request).
+    withdrawn: Arc<AtomicUsize>,
 }
 
 impl ClientHandler for Client {
@@ -92,7 +94,7 @@ impl ClientHandler for Client {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
@@ -110,7 +112,14 @@ impl ClientHandler for Client {
                 .cancel(Some("the user pressed stop".into()))
                 .await
                 .unwrap();
-            // The wrapper reads the cancel before the answer: it comes first on its stdin.
+            // The form is withdrawn: the wrapper cancels its request, as a person's client
+            // closes the dialog. The answer after it is then not sent (rmcp drops it).
+            if tokio::time::timeout(Duration::from_secs(20), context.ct.cancelled())
+                .await
+                .is_ok()
+            {
+                self.withdrawn.fetch_add(1, Ordering::SeqCst);
+            }
         }
         match self.reply {
             Some(Reply::Once | Reply::CancelThenOnce) => {
@@ -136,6 +145,7 @@ fn client(reply: Option<Reply>) -> Client {
         asked: Arc::new(AtomicUsize::new(0)),
         progress: Arc::new(AtomicUsize::new(0)),
         asking: Asking::default(),
+        withdrawn: Arc::new(AtomicUsize::new(0)),
     }
 }
 
@@ -449,12 +459,16 @@ async fn the_everything_server_allowed_asked_and_denied() {
 
 /// Round 10 of issue 21: a call the client cancelled while the wrapper asked about it was
 /// approved by the answer that followed and, rightly, not forwarded; but the log said only
-/// that it was allowed, as if the server had run it. The cancel is recorded after the allow.
+/// that it was allowed, as if the server had run it. Round 11: the form stayed open after the
+/// cancel, and the person's later "allow" was still taken. Now the cancel ends the ask: the
+/// form is withdrawn (`notifications/cancelled` for its request, which the client's handler
+/// sees), the call is denied and recorded so at once, and no answer approves it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_cancelled_while_it_is_asked_about_is_recorded_as_cancelled() {
+async fn a_call_cancelled_while_it_is_asked_about_withdraws_its_form_and_is_denied() {
     let w = workspace(EVERYTHING_RULES);
     let c = client(Some(Reply::CancelThenOnce));
     let asking = c.asking.clone();
+    let withdrawn = c.withdrawn.clone();
     let (s, _child) = wrap(&w, "every", &everything(), c).await;
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("get-sum").with_arguments(args(json!({"a": 2, "b": 3}))),
@@ -471,22 +485,30 @@ async fn a_call_cancelled_while_it_is_asked_about_is_recorded_as_cancelled() {
     let until = Instant::now() + Duration::from_secs(30);
     let recs = loop {
         let recs = records(&w.log);
-        if recs.iter().any(|r| r["kind"] == "refusal") {
+        if recs.iter().any(|r| r["keys"] == json!([["every/get-sum"]]))
+            && withdrawn.load(Ordering::SeqCst) > 0
+        {
             break recs;
         }
         assert!(
             Instant::now() < until,
-            "the cancel was never recorded: {recs:#?}"
+            "the form was not withdrawn ({} times) or the call not recorded: {recs:#?}",
+            withdrawn.load(Ordering::SeqCst)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let allow = recs
+    let sums: Vec<_> = recs
         .iter()
-        .find(|r| r["keys"] == json!([["every/get-sum"]]) && r["decision"] == "allow")
-        .unwrap_or_else(|| panic!("{recs:#?}"));
-    let cancelled = recs.iter().find(|r| r["kind"] == "refusal").unwrap();
-    assert_eq!(cancelled["request"], allow["request"], "{recs:#?}");
-    assert_eq!(cancelled["by"]["tag"], "cancelled", "{cancelled:#}");
+        .filter(|r| r["keys"] == json!([["every/get-sum"]]))
+        .collect();
+    assert_eq!(sums.len(), 1, "{recs:#?}");
+    assert_eq!(sums[0]["decision"], "deny", "{recs:#?}");
+    assert!(
+        sums[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("cancelled")),
+        "{recs:#?}"
+    );
     // The server goes on serving.
     let r = call(&s, "echo", json!({"message": "still here"})).await;
     assert!(text(&r).contains("still here"), "{}", text(&r));
@@ -1447,11 +1469,9 @@ impl ClientHandler for ForgedClient {
         if message.contains("evil/ask-me") {
             self.approval_seen.notify_one();
             // Without the server's form (refused by the wrapper), declined after a while.
-            let _ = tokio::time::timeout(
-                Duration::from_secs(3),
-                self.server_form_answered.notified(),
-            )
-            .await;
+            let _ =
+                tokio::time::timeout(Duration::from_secs(3), self.server_form_answered.notified())
+                    .await;
             tokio::time::sleep(Duration::from_millis(500)).await;
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }

@@ -46,7 +46,7 @@ use cordon_gate::{Cancel, Gate, Options, Outcome};
 use rmcp::model::ElicitResult;
 use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::elicit;
 use super::frame::{self, Line};
@@ -180,8 +180,9 @@ struct State {
     to_server: Mutex<Option<mpsc::UnboundedSender<Value>>>,
     /// Requests forwarded to the server and not answered yet, by their id (as JSON text).
     pending: Mutex<HashMap<String, (Value, Kind)>>,
-    /// Calls being decided, and those of them the client cancelled meanwhile.
-    deciding: Mutex<HashSet<String>>,
+    /// Calls being decided (each with its cancel: set when the client cancels it, which
+    /// ends its open form), and those of them the client cancelled meanwhile.
+    deciding: Mutex<HashMap<String, watch::Sender<bool>>>,
     cancelled: Mutex<HashSet<String>>,
     /// The wrapper's own requests to the client (elicitations), by id.
     asks: Mutex<HashMap<String, oneshot::Sender<Value>>>,
@@ -297,7 +298,7 @@ impl Wrap {
             to_client: to_client.clone(),
             to_server: Mutex::new(Some(to_server)),
             pending: Mutex::new(HashMap::new()),
-            deciding: Mutex::new(HashSet::new()),
+            deciding: Mutex::new(HashMap::new()),
             cancelled: Mutex::new(HashSet::new()),
             asks: Mutex::new(HashMap::new()),
             can_elicit: false.into(),
@@ -574,8 +575,9 @@ impl State {
             }
             (Some("tools/call"), Some(id)) => {
                 let state = self.clone();
-                lock(&self.deciding).insert(key(&id));
-                tokio::spawn(async move { state.tools_call(id, msg).await });
+                let (cancel, cancelled) = watch::channel(false);
+                lock(&self.deciding).insert(key(&id), cancel);
+                tokio::spawn(async move { state.tools_call(id, msg, cancelled).await });
             }
             (Some(m), Some(id)) => {
                 if m == "initialize" {
@@ -595,8 +597,9 @@ impl State {
                 if m == "notifications/cancelled" {
                     if let Some(r) = msg.pointer("/params/requestId") {
                         let k = key(r);
-                        if lock(&self.deciding).contains(&k) {
+                        if let Some(cancel) = lock(&self.deciding).get(&k) {
                             lock(&self.cancelled).insert(k.clone());
+                            cancel.send_replace(true);
                         }
                         lock(&self.pending).remove(&k);
                     }
@@ -730,7 +733,7 @@ impl State {
         });
     }
 
-    async fn tools_call(self: Arc<Self>, id: Value, msg: Value) {
+    async fn tools_call(self: Arc<Self>, id: Value, msg: Value, cancelled: watch::Receiver<bool>) {
         let k = key(&id);
         let tool = msg
             .pointer("/params/name")
@@ -752,6 +755,7 @@ impl State {
                 let mut asker = Ask {
                     state: self.clone(),
                     preview: call.preview().to_string(),
+                    cancelled,
                 };
                 self.gate.decide_async(&call, &mut asker).await
             } else {
@@ -839,6 +843,8 @@ const ASK_ID_PREFIX: &str = "cordon-wrap-";
 struct Ask {
     state: Arc<State>,
     preview: String,
+    /// Set when the client cancels the call.
+    cancelled: watch::Receiver<bool>,
 }
 
 impl AsyncAsker for Ask {
@@ -850,7 +856,11 @@ impl AsyncAsker for Ask {
         let state = self.state.clone();
         let message = elicit::message(&request.tool, &self.preview, &pending.reason);
         let session = cordon_approval::remembers(request);
+        let mut cancelled = self.cancelled.clone();
         async move {
+            if *cancelled.borrow() {
+                return Err(AskError::Lost(elicit::CANCELLED.into()));
+            }
             let params = serde_json::to_value(elicit::params(message, session)?)
                 .map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
             // Ids of the wrapper's own: a string no client- or server-chosen id is likely to be.
@@ -867,9 +877,22 @@ impl AsyncAsker for Ask {
                 .to_client
                 .send(json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}))
                 .map_err(|_| AskError::Lost("the client is gone".into()))?;
-            let answer = rx
-                .await
-                .map_err(|_| AskError::Lost("the client is gone".into()))?;
+            // A call the client gave up is decided now (denied, and recorded so), and its form
+            // is withdrawn: MCP's `notifications/cancelled` for the form's own request, which
+            // the client's form handler sees (rmcp: the request context's token; the
+            // TypeScript SDK: its abort signal) and whose late answer it does not send.
+            let answer = tokio::select! {
+                // The cancel is read before the answer that follows it on the client's stdin.
+                biased;
+                Ok(_) = cancelled.wait_for(|c| *c) => {
+                    let _ = state.to_client.send(json!({
+                        "jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": id, "reason": elicit::CANCELLED},
+                    }));
+                    return Err(AskError::Lost(elicit::CANCELLED.into()));
+                }
+                answer = rx => answer.map_err(|_| AskError::Lost("the client is gone".into()))?,
+            };
             if let Some(e) = answer.get("error") {
                 return Err(AskError::Lost(format!(
                     "the client's approval request failed: {}",
