@@ -22,8 +22,10 @@
 //! it end; a body is also read as if it were the next request, for a destination that ignores
 //! a body (a "CL.0" desync), and refused if so read it names another host. Not covered: HTTP/2
 //! in the clear (prior knowledge or `Upgrade: h2c`) carries its host inside compressed frames,
-//! so it is refused; a chunked body read as a request by a destination that ignores
-//! `Transfer-Encoding` is not checked (docs/network.md).
+//! so it is refused. A chunked body is read by a destination that ignores `Transfer-Encoding`
+//! as requests from its first chunk-size line on; that line is hex digits alone (no chunk
+//! extension), which no server reads as a request line, and such a server answers it with an
+//! error (docs/network.md).
 
 use cordon_policy::network::Target;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -355,13 +357,19 @@ impl Watch {
                 if !by_cr {
                     return Err("a chunk-size line of a plain HTTP request ends with an LF alone; servers read that in different ways".into());
                 }
-                let digits = line.split(|b| *b == b';').next().unwrap_or_default();
+                // Hex digits alone: no chunk extension (`;name=value`), which no client we
+                // know sends. A destination that ignores Transfer-Encoding reads this line as
+                // its next request line: `0;x / HTTP/1.1` was the last chunk here and, to
+                // Python's http.server, a request (method `0;x`) whose "trailer"
+                // `Host: other.test` it routed by (round 11 of issue 21). Digits alone are
+                // one word, which no server takes for a request line.
+                let digits = line;
                 if digits.is_empty()
                     || digits.len() > 15
                     || !digits.iter().all(u8::is_ascii_hexdigit)
                 {
                     return Err(format!(
-                        "a chunk size `{}` in a plain HTTP request is not hex digits alone",
+                        "a chunk size `{}` in a plain HTTP request is not hex digits alone (a chunk extension is refused: a destination that ignores Transfer-Encoding reads the line as a request)",
                         String::from_utf8_lossy(line).escape_debug()
                     ));
                 }
@@ -814,7 +822,7 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost: front.test\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             // After a body and after a chunked body.
             b"POST / HTTP/1.1\r\nHost: front.test\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
-            b"POST / HTTP/1.1\r\nHost: front.test\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: front.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             // Hidden in a body, for a destination that ignores it (CL.0).
             b"POST / HTTP/1.1\r\nHost: front.test\r\nContent-Length: 40\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n\r\n",
             // ... whose last line ends past the body, and HTTP/0.9 so.
@@ -868,6 +876,16 @@ mod tests {
             (
                 b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n 3\r\nabc\r\n0\r\n\r\n",
                 "hex digits",
+            ),
+            // A chunk extension: to a destination that ignores Transfer-Encoding, the line is
+            // the next request line.
+            (
+                b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0;x / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+                "chunk extension",
+            ),
+            (
+                b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\n\r\n",
+                "chunk extension",
             ),
             (
                 b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n",
