@@ -421,7 +421,7 @@ impl Watch {
                 ))
             }
         };
-        if !first && (space(line[0]) || !parts[0].iter().all(|b| tchar(*b))) {
+        if !first && (space(line[0]) || !parts[0].iter().all(|b| method_char(*b))) {
             return not_a_request();
         }
         let versioned = parts[1..]
@@ -446,6 +446,12 @@ impl Watch {
                 && v[..5].eq_ignore_ascii_case(b"HTTP/")
                 && (v[5..] == *b"1.1" || v[5..] == *b"1.0")
         };
+        if !method.iter().all(|b| tchar(*b)) {
+            return Err(format!(
+                "the method `{}` of a plain HTTP request is not a token; servers read it in different ways (Python's http.server takes any word)",
+                String::from_utf8_lossy(method).escape_debug()
+            ));
+        }
         if method == b"PRI" {
             return Err("the tunnel carries HTTP/2 in the clear (prior knowledge), whose host is in compressed frames cordon does not read; use HTTP/1.1 or TLS".into());
         }
@@ -595,11 +601,11 @@ impl Watch {
 }
 
 /// Whether `line`, the start of a tunnel's first line, may still be a request line: a method
-/// token, then a space or tab.
+/// word ([`method_char`]), then a space or tab.
 fn maybe_request_line(line: &[u8]) -> bool {
-    // Only the last byte is new: the bytes before it were a token already.
+    // Only the last byte is new: the bytes before it were a method word already.
     let token = match line.last() {
-        Some(b) if tchar(*b) => line.len(),
+        Some(b) if method_char(*b) => line.len(),
         _ => line.len() - 1,
     };
     match line.get(token) {
@@ -616,6 +622,15 @@ fn maybe_request_line(line: &[u8]) -> bool {
 /// `Host: other` reached other behind it, round 9 of issue 21).
 fn space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | 0x0b | 0x0c | 0x1c..=0x1f | 0x85 | 0xa0)
+}
+
+/// What a server may take as a method's character: RFC 9110's token characters, and any other
+/// visible ASCII for one that takes any word (Python's `http.server`: `G;T / HTTP/1.1` with
+/// `Host: other.test` reached other behind it, round 11 of issue 21). Bytes past ASCII, which
+/// it takes too, are left to binary protocols: a first line that may be a request holds a CR
+/// at its end for the next byte, which would stall a protocol whose message ends so.
+fn method_char(b: u8) -> bool {
+    b.is_ascii_graphic()
 }
 
 /// RFC 9110 §5.6.2's token characters.
@@ -892,6 +907,12 @@ mod tests {
                 "CRLF",
             ),
             (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/2"),
+            // A method that is not a token, first and hidden in a body.
+            (b"G;T / HTTP/1.1\r\nHost: other.test\r\n\r\n", "not a token"),
+            (
+                b"GET / HTTP/1.1\r\nHost: front.test\r\nContent-Length: 38\r\n\r\nG;T / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+                "not a token",
+            ),
             (b"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n", "h2c"),
             (b"CONNECT other.test:443 HTTP/1.1\r\n\r\n", "CONNECT"),
             (b"GET / HTTP/1.1 x\r\n", "request line"),

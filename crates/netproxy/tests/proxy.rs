@@ -881,7 +881,8 @@ impl Drop for TeIgnoringFrontEnd {
 /// `Host: other.test` a trailer; Python's `http.server`, reading no body, took that line for
 /// the next request (method `0;x`) and routed it to other.test, a host the policy does not
 /// list. A chunk-size line is hex digits alone now. Also here: a request framed both ways, for
-/// a destination that prefers `Content-Length` (refused before this round too).
+/// a destination that prefers `Content-Length` (refused before this round too), and a method
+/// that is not a token (`G;T`), which http.server reads as one.
 #[test]
 fn a_chunked_body_cannot_hide_a_request_from_a_front_end_that_ignores_transfer_encoding() {
     let rt = rt();
@@ -904,6 +905,9 @@ fn a_chunked_body_cannot_hide_a_request_from_a_front_end_that_ignores_transfer_e
             "POST /own HTTP/1.1\r\n{own}\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n\
              0\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n"
         ),
+        // A method that is not a token, which http.server takes (any word): as the tunnel's
+        // first line it was read as another protocol, and went on unread.
+        "G;T / HTTP/1.1\r\nHost: other.test\r\n\r\n".to_string(),
     ];
     rt.block_on(async {
         for (i, attack) in attacks.iter().enumerate() {
