@@ -1543,3 +1543,96 @@ async fn a_servers_request_with_the_wrappers_id_cannot_answer_the_approval() {
     assert_eq!(asked.len(), 1, "{recs:#?}");
     assert_eq!(asked[0]["decision"], "deny", "{recs:#?}");
 }
+
+/// Round 11 of issue 21: a client request reusing the id of a call still running (`5`, or
+/// `5.0`, one id to the JavaScript server) was forwarded: the wrapper's table of calls in
+/// flight kept one of them, so the first call's answer was checked and recorded as the
+/// second's, and a cancel for the id stopped only the second while the first ran on. The
+/// reuse is refused, as `cordon mcp` refuses it. A raw client: the SDKs never reuse an id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reusing_an_id_is_refused() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let w = workspace(EVERYTHING_RULES);
+    let mut cmd = tokio::process::Command::from(common::command(&w.ws));
+    cmd.args(["mcp", "wrap", "--policy"])
+        .arg(&w.policy)
+        .args(["--name", "every", "--"])
+        .args(everything())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("start cordon mcp wrap");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    // The answers (lines with an id and no method) until `done` says enough.
+    let mut read_until = async |answers: &mut Vec<Value>, done: &dyn Fn(&[Value]) -> bool| {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while !done(answers) {
+                let line = lines
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("the wrapper's stdout");
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v.get("method").is_none() {
+                    answers.push(v);
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no answer: {answers:#?}"));
+    };
+    let send = |v: Value| format!("{v}\n");
+    stdin
+        .write_all(
+            send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    read_until(&mut answers, &|a| a.iter().any(|v| v["id"] == 1)).await;
+    let call = |id: Value, tool: &str, a: Value| {
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": a}}))
+    };
+    let mut batch = send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    batch += &call(
+        json!(5),
+        "trigger-long-running-operation",
+        json!({"duration": 2, "steps": 1}),
+    );
+    batch += &call(json!(5.0), "echo", json!({"message": "second as 5.0"}));
+    batch += &call(json!(5), "echo", json!({"message": "second as 5"}));
+    stdin.write_all(batch.as_bytes()).await.unwrap();
+    let is_five = |v: &Value| v["id"].as_f64() == Some(5.0);
+    read_until(&mut answers, &|a| {
+        a.iter().filter(|v| is_five(v)).count() >= 3
+    })
+    .await;
+    let fives: Vec<&Value> = answers.iter().filter(|v| is_five(v)).collect();
+    let refused = fives
+        .iter()
+        .filter(|v| {
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("already used"))
+        })
+        .count();
+    assert_eq!(refused, 2, "{fives:#?}");
+    assert!(
+        !fives.iter().any(|v| v.to_string().contains("second as")),
+        "a request reusing the id reached the server: {fives:#?}"
+    );
+    assert!(
+        fives
+            .iter()
+            .any(|v| v.to_string().contains("Long running operation completed")),
+        "{fives:#?}"
+    );
+}

@@ -184,6 +184,8 @@ struct State {
     /// ends its open form), and those of them the client cancelled meanwhile.
     deciding: Mutex<HashMap<String, watch::Sender<bool>>>,
     cancelled: Mutex<HashSet<String>>,
+    /// Every request id the client used in this session (see `client_message`).
+    used: Mutex<HashSet<String>>,
     /// The wrapper's own requests to the client (elicitations), by id.
     asks: Mutex<HashMap<String, oneshot::Sender<Value>>>,
     can_elicit: std::sync::atomic::AtomicBool,
@@ -199,8 +201,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// An id as the server tells ids apart: a number by its value (`5` and `5.0` are one id to
+/// a JavaScript or Python server), anything else by its JSON text.
 fn key(id: &Value) -> String {
-    id.to_string()
+    match id.as_f64() {
+        Some(f) if !id.is_i64() && !id.is_u64() && f.fract() == 0.0 && f.abs() < 2f64.powi(53) => {
+            format!("{}", f as i64)
+        }
+        _ => id.to_string(),
+    }
 }
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
@@ -299,6 +308,7 @@ impl Wrap {
             to_server: Mutex::new(Some(to_server)),
             pending: Mutex::new(HashMap::new()),
             deciding: Mutex::new(HashMap::new()),
+            used: Mutex::new(HashSet::new()),
             cancelled: Mutex::new(HashSet::new()),
             asks: Mutex::new(HashMap::new()),
             can_elicit: false.into(),
@@ -564,6 +574,21 @@ impl State {
     fn client_message(self: &Arc<Self>, msg: Value) {
         let method = msg.get("method").and_then(Value::as_str).map(String::from);
         let id = msg.get("id").cloned();
+        // A request reusing an id is refused, as `cordon mcp` refuses it (frame.rs): the
+        // wrapper's table of calls in flight and the server's are keyed by the id, so a
+        // second call with the id of one still running took its place: a cancel for the id
+        // stopped the second while the first ran on, and the first's answer was checked and
+        // recorded as the second's. MCP forbids the reuse within a session.
+        if let (Some(_), Some(id)) = (&method, &id) {
+            if !lock(&self.used).insert(key(id)) {
+                let _ = self.to_client.send(error(
+                    id,
+                    -32600,
+                    &format!("cordon: request id {id} was already used in this session; this request was dropped (each request needs an id of its own)"),
+                ));
+                return;
+            }
+        }
         match (method.as_deref(), id) {
             // An answer: to one of the wrapper's questions, or to the server's request.
             (None, Some(id)) => {
