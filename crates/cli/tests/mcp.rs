@@ -1233,19 +1233,28 @@ fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
     let mut raw = Raw::start(&w);
     // `sleep` takes a decimal fraction: a number no other process has in its command line.
     let marker = format!("1000.{}77", std::process::id());
-    let call = |id: u64, command: &str| {
+    let call = |id: Value, command: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
             "name": "run_command", "arguments": {"command": command}}})
     };
-    raw.send(&call(5, &format!("sleep {marker}")));
+    raw.send(&call(json!(5), &format!("sleep {marker}")));
     let deadline = Instant::now() + Duration::from_secs(60);
     while common::pids_with(&marker).is_empty() {
         assert!(Instant::now() < deadline, "the first command never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    raw.send(&call(5, "echo second"));
+    raw.send(&call(json!(5), "echo second"));
     let a = raw.answer();
     assert_eq!(a["id"], 5, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{a}"
+    );
+    // Round 11: `5.0` is the id 5 to rmcp (and to a JavaScript client); it went through.
+    raw.send(&call(json!(5.0), "echo second"));
+    let a = raw.answer();
     assert!(
         a["error"]["message"]
             .as_str()
@@ -1264,7 +1273,7 @@ fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    raw.send(&call(6, "echo after"));
+    raw.send(&call(json!(6), "echo after"));
     let a = raw.answer();
     assert_eq!(a["id"], 6, "{a}");
     assert_eq!(a["result"]["structuredContent"]["stdout"], "after\n", "{a}");

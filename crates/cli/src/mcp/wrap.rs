@@ -201,15 +201,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// An id as the server tells ids apart: a number by its value (`5` and `5.0` are one id to
-/// a JavaScript or Python server), anything else by its JSON text.
 fn key(id: &Value) -> String {
-    match id.as_f64() {
-        Some(f) if !id.is_i64() && !id.is_u64() && f.fract() == 0.0 && f.abs() < 2f64.powi(53) => {
-            format!("{}", f as i64)
-        }
-        _ => id.to_string(),
-    }
+    frame::id_key(id)
 }
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
