@@ -1394,8 +1394,9 @@ async fn a_session_answer_to_a_surface_write_covers_no_later_write() {
 /// Round 10 of issue 21: a call the client cancelled while its approval form was open stayed
 /// open: cordon waited out the approval timeout (or the person's answer, which then ran the
 /// call the client had given up), and the log said "timed out", or "allowed", not what
-/// happened. The cancel ends the ask at once, is recorded as the call's denial, and a late
-/// answer to the form runs nothing.
+/// happened. The cancel ends the ask at once, is recorded as the call's denial, the form is
+/// withdrawn (`notifications/cancelled` for cordon's own request), and a late answer to the
+/// form runs nothing.
 #[test]
 fn a_call_cancelled_while_its_form_is_open_is_denied_and_recorded_at_once() {
     let w = workspace("");
@@ -1429,6 +1430,16 @@ fn a_call_cancelled_while_its_form_is_open_is_denied_and_recorded_at_once() {
         denied["reason"].as_str().unwrap().contains("cancelled"),
         "{denied:#}"
     );
+    // Round 11: the form is withdrawn (it stayed open): cordon cancels its own request.
+    let withdrawn = raw
+        .answers
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no notifications/cancelled for the form 20 s after the call's cancel");
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(withdrawn["params"]["requestId"], ask["id"], "{withdrawn}");
     // The person answers the form after all: nothing runs.
     raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
         "action": "accept", "content": {"decision": "once"}}}));

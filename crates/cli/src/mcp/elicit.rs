@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 
 use cordon_approval::{Answer, AskError, Asker, AsyncAsker, Pending, Request};
 use cordon_gate::clean;
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 use serde_json::{json, Value};
 
 /// The form's single field and its values.
@@ -191,20 +194,43 @@ impl AsyncAsker for Elicit {
         let cancelled = self.cancelled.take();
         async move {
             let params = params(message, session)?;
-            let asking = peer.create_elicitation(params);
+            let failed = |e: rmcp::ServiceError| {
+                AskError::Lost(format!("the client's approval request failed: {e}"))
+            };
+            let handle = peer
+                .send_cancellable_request(
+                    ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+                    PeerRequestOptions::no_options(),
+                )
+                .await
+                .map_err(failed)?;
+            let form = handle.id.clone();
+            let asking = handle.await_response();
             // A call the client gave up is decided now (denied, and recorded so), not when
-            // the approval timeout passes, and no later answer to its form runs it.
+            // the approval timeout passes, and no later answer to its form runs it. Its form
+            // is withdrawn: MCP's `notifications/cancelled` for the form's own request, so
+            // the client closes it (round 11 of issue 21: it stayed open).
             let r = match cancelled {
                 Some(cancelled) => tokio::select! {
                     r = asking => r,
-                    () = cancelled => return Err(AskError::Lost(CANCELLED.into())),
+                    () = cancelled => {
+                        let _ = peer
+                            .notify_cancelled(CancelledNotificationParam::new(
+                                Some(form),
+                                Some(CANCELLED.into()),
+                            ))
+                            .await;
+                        return Err(AskError::Lost(CANCELLED.into()));
+                    }
                 },
                 None => asking.await,
             };
-            let r = r.map_err(|e| {
-                AskError::Lost(format!("the client's approval request failed: {e}"))
-            })?;
-            result(&r)
+            match r.map_err(failed)? {
+                ClientResult::ElicitResult(r) => result(&r),
+                _ => Err(AskError::Lost(
+                    "the client answered the approval request with something else than a form's answer".into(),
+                )),
+            }
         }
     }
 }
