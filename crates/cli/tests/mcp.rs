@@ -1050,6 +1050,85 @@ async fn bwrap_calls_share_one_sandbox_that_keeps_nothing_of_a_call_and_dies_wit
     }
 }
 
+/// Round 11 of issue 21: a form nobody answered within `approval.timeout` stayed open on the
+/// client after the call was denied (timed out): the person could still answer a question
+/// that no longer existed. cordon withdraws it (`notifications/cancelled` for its request).
+#[test]
+fn a_form_unanswered_within_the_approval_timeout_is_withdrawn() {
+    let w = workspace("");
+    let text_of = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(
+        &w.policy,
+        text_of.replace("[approval]\n", "[approval]\ntimeout = \"2s\"\n"),
+    )
+    .unwrap();
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "touch never-answered"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen
+        .iter()
+        .any(|v: &Value| v["method"] == "notifications/cancelled")
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match raw.answers.recv_timeout(left) {
+            Ok(v) => seen.push(v),
+            Err(_) => panic!("the form was not withdrawn 30 s after its ask: {seen:#?}"),
+        }
+    }
+    let withdrawn = seen
+        .iter()
+        .find(|v| v["method"] == "notifications/cancelled")
+        .unwrap();
+    assert_eq!(withdrawn["params"]["requestId"], ask["id"], "{withdrawn}");
+    assert!(!w.ws.join("never-answered").exists());
+}
+
+/// Round 11 of issue 21: the form for a connection the command opened stayed open on the
+/// client after the command ended without its answer. cordon withdraws it.
+#[test]
+fn a_connections_form_is_withdrawn_when_the_command_ends() {
+    assert!(
+        Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let port = common::web_server();
+    let w = workspace(
+        "[sandbox]\nnetwork = \"proxy\"\n[network]\ndefault = \"ask\"\n\
+         [network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+    );
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {
+            "command": format!("curl -sS --max-time 2 http://web.test:{port}/unanswered")}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen
+        .iter()
+        .any(|v: &Value| v["method"] == "notifications/cancelled")
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match raw.answers.recv_timeout(left) {
+            Ok(v) => seen.push(v),
+            Err(_) => panic!("the connection's form was not withdrawn: {seen:#?}"),
+        }
+    }
+    let withdrawn = seen
+        .iter()
+        .find(|v| v["method"] == "notifications/cancelled")
+        .unwrap();
+    assert_eq!(withdrawn["params"]["requestId"], ask["id"], "{withdrawn}");
+}
+
 /// On 2026-07-28 the person's answer comes back with the client's retry, whenever the client
 /// sends it. An answer that arrives after the policy's `approval.timeout` is late, as a late
 /// elicitation answer is on 2025-11-25: it approves nothing, and the record says it timed out.

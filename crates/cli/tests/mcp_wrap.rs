@@ -65,6 +65,8 @@ enum Reply {
     Decline,
     /// Cancels the call being asked about (`Client::asking`), then answers once.
     CancelThenOnce,
+    /// Answers nothing until the form is withdrawn, then declines.
+    Wait,
 }
 
 /// The call a [`Reply::CancelThenOnce`] client cancels when it is asked about it.
@@ -115,6 +117,14 @@ impl ClientHandler for Client {
             // The form is withdrawn: the wrapper cancels its request, as a person's client
             // closes the dialog. The answer after it is then not sent (rmcp drops it).
             if tokio::time::timeout(Duration::from_secs(20), context.ct.cancelled())
+                .await
+                .is_ok()
+            {
+                self.withdrawn.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        if let Some(Reply::Wait) = self.reply {
+            if tokio::time::timeout(Duration::from_secs(30), context.ct.cancelled())
                 .await
                 .is_ok()
             {
@@ -512,6 +522,30 @@ async fn a_call_cancelled_while_it_is_asked_about_withdraws_its_form_and_is_deni
     // The server goes on serving.
     let r = call(&s, "echo", json!({"message": "still here"})).await;
     assert!(text(&r).contains("still here"), "{}", text(&r));
+    s.cancel().await.unwrap();
+}
+
+/// Round 11 of issue 21: a form nobody answered within `approval.timeout` stayed open on the
+/// client after the call was denied. The wrapper withdraws it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_unanswered_within_the_approval_timeout_is_withdrawn() {
+    let w = workspace(EVERYTHING_RULES);
+    let text_of = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(
+        &w.policy,
+        text_of.replace("[approval]\n", "[approval]\ntimeout = \"2s\"\n"),
+    )
+    .unwrap();
+    let c = client(Some(Reply::Wait));
+    let withdrawn = c.withdrawn.clone();
+    let (s, _child) = wrap(&w, "every", &everything(), c).await;
+    let r = call(&s, "get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(is_error(&r), "{}", text(&r));
+    let until = Instant::now() + Duration::from_secs(30);
+    while withdrawn.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < until, "the form was not withdrawn");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     s.cancel().await.unwrap();
 }
 

@@ -889,24 +889,19 @@ impl AsyncAsker for Ask {
             ));
             let (tx, rx) = oneshot::channel();
             lock(&state.asks).insert(key(&id), tx);
-            // Taken back however this ends (answered, timed out, dropped).
-            let _forget = Forget(state.clone(), key(&id));
+            // Taken back however this ends (answered, timed out, dropped), and withdrawn when
+            // not answered.
+            let _forget = Forget(state.clone(), id.clone());
             state
                 .to_client
                 .send(json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}))
                 .map_err(|_| AskError::Lost("the client is gone".into()))?;
             // A call the client gave up is decided now (denied, and recorded so), and its form
-            // is withdrawn: MCP's `notifications/cancelled` for the form's own request, which
-            // the client's form handler sees (rmcp: the request context's token; the
-            // TypeScript SDK: its abort signal) and whose late answer it does not send.
+            // is withdrawn (`Forget`).
             let answer = tokio::select! {
                 // The cancel is read before the answer that follows it on the client's stdin.
                 biased;
                 Ok(_) = cancelled.wait_for(|c| *c) => {
-                    let _ = state.to_client.send(json!({
-                        "jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": id, "reason": elicit::CANCELLED},
-                    }));
                     return Err(AskError::Lost(elicit::CANCELLED.into()));
                 }
                 answer = rx => answer.map_err(|_| AskError::Lost("the client is gone".into()))?,
@@ -926,11 +921,21 @@ impl AsyncAsker for Ask {
     }
 }
 
-struct Forget(Arc<State>, String);
+/// An open form of the wrapper's (its id): taken back when the ask ends. Not answered (the
+/// call cancelled, the approval timeout), it is withdrawn: MCP's `notifications/cancelled`
+/// for the form's own request, which the client's form handler sees (rmcp: the request
+/// context's token; the TypeScript SDK: its abort signal) and whose late answer it does not
+/// send. Before round 11 of issue 21 the form stayed open.
+struct Forget(Arc<State>, Value);
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        lock(&self.0.asks).remove(&self.1);
+        if lock(&self.0.asks).remove(&key(&self.1)).is_some() {
+            let _ = self.0.to_client.send(json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.1, "reason": elicit::WITHDRAWN},
+            }));
+        }
     }
 }
 
