@@ -1050,6 +1050,85 @@ async fn bwrap_calls_share_one_sandbox_that_keeps_nothing_of_a_call_and_dies_wit
     }
 }
 
+/// Round 11 of issue 21: a form nobody answered within `approval.timeout` stayed open on the
+/// client after the call was denied (timed out): the person could still answer a question
+/// that no longer existed. cordon withdraws it (`notifications/cancelled` for its request).
+#[test]
+fn a_form_unanswered_within_the_approval_timeout_is_withdrawn() {
+    let w = workspace("");
+    let text_of = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(
+        &w.policy,
+        text_of.replace("[approval]\n", "[approval]\ntimeout = \"2s\"\n"),
+    )
+    .unwrap();
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "touch never-answered"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen
+        .iter()
+        .any(|v: &Value| v["method"] == "notifications/cancelled")
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match raw.answers.recv_timeout(left) {
+            Ok(v) => seen.push(v),
+            Err(_) => panic!("the form was not withdrawn 30 s after its ask: {seen:#?}"),
+        }
+    }
+    let withdrawn = seen
+        .iter()
+        .find(|v| v["method"] == "notifications/cancelled")
+        .unwrap();
+    assert_eq!(withdrawn["params"]["requestId"], ask["id"], "{withdrawn}");
+    assert!(!w.ws.join("never-answered").exists());
+}
+
+/// Round 11 of issue 21: the form for a connection the command opened stayed open on the
+/// client after the command ended without its answer. cordon withdraws it.
+#[test]
+fn a_connections_form_is_withdrawn_when_the_command_ends() {
+    assert!(
+        Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let port = common::web_server();
+    let w = workspace(
+        "[sandbox]\nnetwork = \"proxy\"\n[network]\ndefault = \"ask\"\n\
+         [network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+    );
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {
+            "command": format!("curl -sS --max-time 2 http://web.test:{port}/unanswered")}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen
+        .iter()
+        .any(|v: &Value| v["method"] == "notifications/cancelled")
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match raw.answers.recv_timeout(left) {
+            Ok(v) => seen.push(v),
+            Err(_) => panic!("the connection's form was not withdrawn: {seen:#?}"),
+        }
+    }
+    let withdrawn = seen
+        .iter()
+        .find(|v| v["method"] == "notifications/cancelled")
+        .unwrap();
+    assert_eq!(withdrawn["params"]["requestId"], ask["id"], "{withdrawn}");
+}
+
 /// On 2026-07-28 the person's answer comes back with the client's retry, whenever the client
 /// sends it. An answer that arrives after the policy's `approval.timeout` is late, as a late
 /// elicitation answer is on 2025-11-25: it approves nothing, and the record says it timed out.
@@ -1233,19 +1312,28 @@ fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
     let mut raw = Raw::start(&w);
     // `sleep` takes a decimal fraction: a number no other process has in its command line.
     let marker = format!("1000.{}77", std::process::id());
-    let call = |id: u64, command: &str| {
+    let call = |id: Value, command: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
             "name": "run_command", "arguments": {"command": command}}})
     };
-    raw.send(&call(5, &format!("sleep {marker}")));
+    raw.send(&call(json!(5), &format!("sleep {marker}")));
     let deadline = Instant::now() + Duration::from_secs(60);
     while common::pids_with(&marker).is_empty() {
         assert!(Instant::now() < deadline, "the first command never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    raw.send(&call(5, "echo second"));
+    raw.send(&call(json!(5), "echo second"));
     let a = raw.answer();
     assert_eq!(a["id"], 5, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{a}"
+    );
+    // Round 11: `5.0` is the id 5 to rmcp (and to a JavaScript client); it went through.
+    raw.send(&call(json!(5.0), "echo second"));
+    let a = raw.answer();
     assert!(
         a["error"]["message"]
             .as_str()
@@ -1264,7 +1352,7 @@ fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    raw.send(&call(6, "echo after"));
+    raw.send(&call(json!(6), "echo after"));
     let a = raw.answer();
     assert_eq!(a["id"], 6, "{a}");
     assert_eq!(a["result"]["structuredContent"]["stdout"], "after\n", "{a}");
@@ -1385,8 +1473,9 @@ async fn a_session_answer_to_a_surface_write_covers_no_later_write() {
 /// Round 10 of issue 21: a call the client cancelled while its approval form was open stayed
 /// open: cordon waited out the approval timeout (or the person's answer, which then ran the
 /// call the client had given up), and the log said "timed out", or "allowed", not what
-/// happened. The cancel ends the ask at once, is recorded as the call's denial, and a late
-/// answer to the form runs nothing.
+/// happened. The cancel ends the ask at once, is recorded as the call's denial, the form is
+/// withdrawn (`notifications/cancelled` for cordon's own request), and a late answer to the
+/// form runs nothing.
 #[test]
 fn a_call_cancelled_while_its_form_is_open_is_denied_and_recorded_at_once() {
     let w = workspace("");
@@ -1420,6 +1509,16 @@ fn a_call_cancelled_while_its_form_is_open_is_denied_and_recorded_at_once() {
         denied["reason"].as_str().unwrap().contains("cancelled"),
         "{denied:#}"
     );
+    // Round 11: the form is withdrawn (it stayed open): cordon cancels its own request.
+    let withdrawn = raw
+        .answers
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no notifications/cancelled for the form 20 s after the call's cancel");
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(withdrawn["params"]["requestId"], ask["id"], "{withdrawn}");
     // The person answers the form after all: nothing runs.
     raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
         "action": "accept", "content": {"decision": "once"}}}));

@@ -22,8 +22,10 @@
 //! it end; a body is also read as if it were the next request, for a destination that ignores
 //! a body (a "CL.0" desync), and refused if so read it names another host. Not covered: HTTP/2
 //! in the clear (prior knowledge or `Upgrade: h2c`) carries its host inside compressed frames,
-//! so it is refused; a chunked body read as a request by a destination that ignores
-//! `Transfer-Encoding` is not checked (docs/network.md).
+//! so it is refused. A chunked body is read by a destination that ignores `Transfer-Encoding`
+//! as requests from its first chunk-size line on; that line is hex digits alone (no chunk
+//! extension), which no server reads as a request line, and such a server answers it with an
+//! error (docs/network.md).
 
 use cordon_policy::network::Target;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -355,13 +357,19 @@ impl Watch {
                 if !by_cr {
                     return Err("a chunk-size line of a plain HTTP request ends with an LF alone; servers read that in different ways".into());
                 }
-                let digits = line.split(|b| *b == b';').next().unwrap_or_default();
+                // Hex digits alone: no chunk extension (`;name=value`), which no client we
+                // know sends. A destination that ignores Transfer-Encoding reads this line as
+                // its next request line: `0;x / HTTP/1.1` was the last chunk here and, to
+                // Python's http.server, a request (method `0;x`) whose "trailer"
+                // `Host: other.test` it routed by (round 11 of issue 21). Digits alone are
+                // one word, which no server takes for a request line.
+                let digits = line;
                 if digits.is_empty()
                     || digits.len() > 15
                     || !digits.iter().all(u8::is_ascii_hexdigit)
                 {
                     return Err(format!(
-                        "a chunk size `{}` in a plain HTTP request is not hex digits alone",
+                        "a chunk size `{}` in a plain HTTP request is not hex digits alone (a chunk extension is refused: a destination that ignores Transfer-Encoding reads the line as a request)",
                         String::from_utf8_lossy(line).escape_debug()
                     ));
                 }
@@ -413,7 +421,7 @@ impl Watch {
                 ))
             }
         };
-        if !first && (space(line[0]) || !parts[0].iter().all(|b| tchar(*b))) {
+        if !first && (space(line[0]) || !parts[0].iter().all(|b| method_char(*b))) {
             return not_a_request();
         }
         let versioned = parts[1..]
@@ -438,6 +446,12 @@ impl Watch {
                 && v[..5].eq_ignore_ascii_case(b"HTTP/")
                 && (v[5..] == *b"1.1" || v[5..] == *b"1.0")
         };
+        if !method.iter().all(|b| tchar(*b)) {
+            return Err(format!(
+                "the method `{}` of a plain HTTP request is not a token; servers read it in different ways (Python's http.server takes any word)",
+                String::from_utf8_lossy(method).escape_debug()
+            ));
+        }
         if method == b"PRI" {
             return Err("the tunnel carries HTTP/2 in the clear (prior knowledge), whose host is in compressed frames cordon does not read; use HTTP/1.1 or TLS".into());
         }
@@ -587,11 +601,11 @@ impl Watch {
 }
 
 /// Whether `line`, the start of a tunnel's first line, may still be a request line: a method
-/// token, then a space or tab.
+/// word ([`method_char`]), then a space or tab.
 fn maybe_request_line(line: &[u8]) -> bool {
-    // Only the last byte is new: the bytes before it were a token already.
+    // Only the last byte is new: the bytes before it were a method word already.
     let token = match line.last() {
-        Some(b) if tchar(*b) => line.len(),
+        Some(b) if method_char(*b) => line.len(),
         _ => line.len() - 1,
     };
     match line.get(token) {
@@ -608,6 +622,15 @@ fn maybe_request_line(line: &[u8]) -> bool {
 /// `Host: other` reached other behind it, round 9 of issue 21).
 fn space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | 0x0b | 0x0c | 0x1c..=0x1f | 0x85 | 0xa0)
+}
+
+/// What a server may take as a method's character: RFC 9110's token characters, and any other
+/// visible ASCII for one that takes any word (Python's `http.server`: `G;T / HTTP/1.1` with
+/// `Host: other.test` reached other behind it, round 11 of issue 21). Bytes past ASCII, which
+/// it takes too, are left to binary protocols: a first line that may be a request holds a CR
+/// at its end for the next byte, which would stall a protocol whose message ends so.
+fn method_char(b: u8) -> bool {
+    b.is_ascii_graphic()
 }
 
 /// RFC 9110 §5.6.2's token characters.
@@ -814,7 +837,7 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost: front.test\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             // After a body and after a chunked body.
             b"POST / HTTP/1.1\r\nHost: front.test\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
-            b"POST / HTTP/1.1\r\nHost: front.test\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: front.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             // Hidden in a body, for a destination that ignores it (CL.0).
             b"POST / HTTP/1.1\r\nHost: front.test\r\nContent-Length: 40\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n\r\n",
             // ... whose last line ends past the body, and HTTP/0.9 so.
@@ -869,11 +892,27 @@ mod tests {
                 b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n 3\r\nabc\r\n0\r\n\r\n",
                 "hex digits",
             ),
+            // A chunk extension: to a destination that ignores Transfer-Encoding, the line is
+            // the next request line.
+            (
+                b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0;x / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+                "chunk extension",
+            ),
+            (
+                b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\n\r\n",
+                "chunk extension",
+            ),
             (
                 b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n",
                 "CRLF",
             ),
             (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/2"),
+            // A method that is not a token, first and hidden in a body.
+            (b"G;T / HTTP/1.1\r\nHost: other.test\r\n\r\n", "not a token"),
+            (
+                b"GET / HTTP/1.1\r\nHost: front.test\r\nContent-Length: 38\r\n\r\nG;T / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+                "not a token",
+            ),
             (b"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n", "h2c"),
             (b"CONNECT other.test:443 HTTP/1.1\r\n\r\n", "CONNECT"),
             (b"GET / HTTP/1.1 x\r\n", "request line"),

@@ -821,3 +821,128 @@ fn plain_http_naming_another_host_in_a_tunnel_is_refused() {
 
 trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for T {}
+
+/// Python's `http.server` as a front end shared by sites that serves any method (a generic
+/// router: `do_*` for every name) and, as `http.server` does, ignores `Transfer-Encoding`:
+/// a request's body is what `Content-Length` says, else nothing. Answers `site HOST`, keeps
+/// the connection alive. Killed on drop.
+struct TeIgnoringFrontEnd {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl TeIgnoringFrontEnd {
+    fn start() -> TeIgnoringFrontEnd {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("/usr/bin/python3")
+            .args([
+                "-c",
+                "import http.server\n\
+                 class H(http.server.BaseHTTPRequestHandler):\n\
+                 \x20   protocol_version = 'HTTP/1.1'\n\
+                 \x20   def __getattr__(self, name):\n\
+                 \x20       if name.startswith('do_'):\n\
+                 \x20           return self.route\n\
+                 \x20       raise AttributeError(name)\n\
+                 \x20   def route(self):\n\
+                 \x20       self.rfile.read(int(self.headers.get('Content-Length') or 0))\n\
+                 \x20       b = ('site %s' % self.headers.get('Host')).encode()\n\
+                 \x20       self.send_response(200)\n\
+                 \x20       self.send_header('content-length', str(len(b)))\n\
+                 \x20       self.end_headers()\n\
+                 \x20       self.wfile.write(b)\n\
+                 \x20   def log_message(self, *a): pass\n\
+                 s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n\
+                 print(s.server_address[1], flush=True)\n\
+                 s.serve_forever()\n",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("/usr/bin/python3 runs (this test needs it)");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server's port");
+        TeIgnoringFrontEnd { child, port }
+    }
+}
+
+impl Drop for TeIgnoringFrontEnd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Round 11 (issue 21): a chunked body read as requests by a destination that ignores
+/// `Transfer-Encoding`. The proxy read a chunk-size line up to its `;` and took the rest for a
+/// chunk extension: `0;x / HTTP/1.1` was the last chunk to it, and its "trailer"
+/// `Host: other.test` a trailer; Python's `http.server`, reading no body, took that line for
+/// the next request (method `0;x`) and routed it to other.test, a host the policy does not
+/// list. A chunk-size line is hex digits alone now. Also here: a request framed both ways, for
+/// a destination that prefers `Content-Length` (refused before this round too), and a method
+/// that is not a token (`G;T`), which http.server reads as one.
+#[test]
+fn a_chunked_body_cannot_hide_a_request_from_a_front_end_that_ignores_transfer_encoding() {
+    let rt = rt();
+    let front = TeIgnoringFrontEnd::start();
+    let s = Setup::new(
+        &policy("[network]\nallow = [\"front.test\"]\n[network.hosts]\n\"front.test\" = \"127.0.0.1\"\n"),
+        vec![],
+    );
+    let own = format!("Host: front.test:{}", front.port);
+    let attacks = [
+        format!(
+            "POST /own HTTP/1.1\r\n{own}\r\nTransfer-Encoding: chunked\r\n\r\n\
+             0;x / HTTP/1.1\r\nHost: other.test\r\n\r\n"
+        ),
+        format!(
+            "POST /own HTTP/1.1\r\n{own}\r\nTransfer-Encoding: chunked\r\n\r\n\
+             5;x\x1c/\x1cHTTP/1.1\r\nHost: other.test\r\n\r\n0\r\n\r\n"
+        ),
+        format!(
+            "POST /own HTTP/1.1\r\n{own}\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n\
+             0\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n"
+        ),
+        // A method that is not a token, which http.server takes (any word): as the tunnel's
+        // first line it was read as another protocol, and went on unread.
+        "G;T / HTTP/1.1\r\nHost: other.test\r\n\r\n".to_string(),
+    ];
+    rt.block_on(async {
+        for (i, attack) in attacks.iter().enumerate() {
+            let (status, _, t) =
+                connect_tunnel(s.addr, &format!("front.test:{}", front.port)).await;
+            assert_eq!(status, 200);
+            let mut t = t.unwrap();
+            t.write_all(attack.as_bytes()).await.unwrap();
+            // Read until the tunnel closes, or other.test answered; an open tunnel that stays
+            // silent is not an escape.
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            let closed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+                loop {
+                    match t.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                    if String::from_utf8_lossy(&got).contains("site other.test") {
+                        return;
+                    }
+                }
+            })
+            .await;
+            let got = String::from_utf8_lossy(&got).into_owned();
+            assert!(
+                !got.contains("site other.test"),
+                "attack {i} reached other.test: {got}"
+            );
+            assert!(closed.is_ok(), "attack {i}: the tunnel stayed open: {got}");
+        }
+    });
+    let log = s.finish();
+    assert!(
+        log.lines().filter(|l| l.contains("front.test")).count() >= attacks.len(),
+        "{log}"
+    );
+}

@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 
 use cordon_approval::{Answer, AskError, Asker, AsyncAsker, Pending, Request};
 use cordon_gate::clean;
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 use serde_json::{json, Value};
 
 /// The form's single field and its values.
@@ -175,6 +178,61 @@ impl Elicit {
     }
 }
 
+/// Sends a form and waits for its answer. Dropped before the answer (the call cancelled, the
+/// approval timeout, the run ended), it withdraws the form: MCP's `notifications/cancelled`
+/// for the form's own request, so the client closes it and sends no answer (rmcp: the
+/// handler's request token; the TypeScript SDK: its abort signal). Dropping rmcp's request
+/// future sends nothing: the form stayed open (round 11 of issue 21).
+async fn form(
+    peer: &Peer<RoleServer>,
+    params: ElicitRequestParams,
+) -> Result<ElicitResult, AskError> {
+    let failed = |e: rmcp::ServiceError| {
+        AskError::Lost(format!("the client's approval request failed: {e}"))
+    };
+    let handle = peer
+        .send_cancellable_request(
+            ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .map_err(failed)?;
+    let mut open = Withdraw(peer.clone(), Some(handle.id.clone()));
+    let r = handle.await_response().await;
+    open.1 = None;
+    match r.map_err(failed)? {
+        ClientResult::ElicitResult(r) => Ok(r),
+        _ => Err(AskError::Lost(
+            "the client answered the approval request with something else than a form's answer"
+                .into(),
+        )),
+    }
+}
+
+/// A form sent and not answered yet: withdrawn when dropped so.
+struct Withdraw(Peer<RoleServer>, Option<rmcp::model::RequestId>);
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.1.take(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let peer = self.0.clone();
+        runtime.spawn(async move {
+            let _ = peer
+                .notify_cancelled(CancelledNotificationParam::new(
+                    Some(id),
+                    Some(WITHDRAWN.into()),
+                ))
+                .await;
+        });
+    }
+}
+
+/// Why cordon withdrew a form (`notifications/cancelled`).
+pub const WITHDRAWN: &str =
+    "cordon: the question ended without an answer (the call was cancelled, the approval timeout passed, or the command ended)";
+
 /// Why an ask ended when the client cancelled its call.
 pub const CANCELLED: &str =
     "the client cancelled the call (notifications/cancelled) before it was answered";
@@ -191,9 +249,10 @@ impl AsyncAsker for Elicit {
         let cancelled = self.cancelled.take();
         async move {
             let params = params(message, session)?;
-            let asking = peer.create_elicitation(params);
+            let asking = form(&peer, params);
             // A call the client gave up is decided now (denied, and recorded so), not when
-            // the approval timeout passes, and no later answer to its form runs it.
+            // the approval timeout passes, and no later answer to its form runs it (its form
+            // is withdrawn as `asking` is dropped).
             let r = match cancelled {
                 Some(cancelled) => tokio::select! {
                     r = asking => r,
@@ -201,10 +260,7 @@ impl AsyncAsker for Elicit {
                 },
                 None => asking.await,
             };
-            let r = r.map_err(|e| {
-                AskError::Lost(format!("the client's approval request failed: {e}"))
-            })?;
-            result(&r)
+            result(&r?)
         }
     }
 }
@@ -251,7 +307,9 @@ impl Asker for ConnectionElicit {
         let peer = self.peer.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         let asking = self.runtime.spawn(async move {
-            let _ = tx.send(peer.create_elicitation(params).await);
+            // Aborted (the command ended, the deadline passed), the form is dropped, which
+            // withdraws it.
+            let _ = tx.send(form(&peer, params).await);
         });
         let gave_up = |e: AskError| {
             asking.abort();
@@ -267,11 +325,7 @@ impl Asker for ConnectionElicit {
             }
             match rx.recv_timeout(left.min(Duration::from_millis(100))) {
                 Ok(Ok(r)) => return result(&r),
-                Ok(Err(e)) => {
-                    return Err(AskError::Lost(format!(
-                        "the client's approval request failed: {e}"
-                    )))
-                }
+                Ok(Err(e)) => return Err(e),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(AskError::Lost(

@@ -77,7 +77,7 @@ where
                     }
                     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(text) {
                         if let Some(id) = v.get("method").and(v.get("id")) {
-                            if !used.insert(id.to_string()) {
+                            if !used.insert(id_key(id)) {
                                 let answer = error(id.clone(), -32600, &format!("cordon: request id {id} was already used in this session; this request was dropped (each request needs an id of its own)"));
                                 if write_line(&output, &answer).await.is_err() {
                                     break;
@@ -117,6 +117,17 @@ where
         let _ = to_rmcp.shutdown().await;
     });
     tokio::io::split(theirs)
+}
+
+/// A JSON-RPC id as a peer tells ids apart: a number by its value (`5` and `5.0` are one id to
+/// rmcp, and to a JavaScript or Python peer), anything else by its JSON text.
+pub fn id_key(id: &serde_json::Value) -> String {
+    match id.as_f64() {
+        Some(f) if !id.is_i64() && !id.is_u64() && f.fract() == 0.0 && f.abs() < 2f64.powi(53) => {
+            format!("{}", f as i64)
+        }
+        _ => id.to_string(),
+    }
 }
 
 pub enum Line {

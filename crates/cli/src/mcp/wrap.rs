@@ -18,7 +18,9 @@
 //!
 //! Everything else — resources, prompts, sampling and elicitation requests of the server,
 //! notifications, progress, `notifications/cancelled` — passes through unchanged (a
-//! cancellation of a call still being decided also stops it from being forwarded).
+//! cancellation of a call still being decided also stops it from being forwarded). A server
+//! request using the wrapper's own ids (`cordon-wrap-…`) is refused: the client's answer to
+//! it would be taken as an approval.
 //!
 //! The roots are watched live too ([`wrap_live`]): any write under them, while the server is
 //! idle as well, triggers the same check within a quarter of a second (one check at a time).
@@ -44,7 +46,7 @@ use cordon_gate::{Cancel, Gate, Options, Outcome};
 use rmcp::model::ElicitResult;
 use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::elicit;
 use super::frame::{self, Line};
@@ -178,9 +180,12 @@ struct State {
     to_server: Mutex<Option<mpsc::UnboundedSender<Value>>>,
     /// Requests forwarded to the server and not answered yet, by their id (as JSON text).
     pending: Mutex<HashMap<String, (Value, Kind)>>,
-    /// Calls being decided, and those of them the client cancelled meanwhile.
-    deciding: Mutex<HashSet<String>>,
+    /// Calls being decided (each with its cancel: set when the client cancels it, which
+    /// ends its open form), and those of them the client cancelled meanwhile.
+    deciding: Mutex<HashMap<String, watch::Sender<bool>>>,
     cancelled: Mutex<HashSet<String>>,
+    /// Every request id the client used in this session (see `client_message`).
+    used: Mutex<HashSet<String>>,
     /// The wrapper's own requests to the client (elicitations), by id.
     asks: Mutex<HashMap<String, oneshot::Sender<Value>>>,
     can_elicit: std::sync::atomic::AtomicBool,
@@ -197,7 +202,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 fn key(id: &Value) -> String {
-    id.to_string()
+    frame::id_key(id)
 }
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
@@ -295,7 +300,8 @@ impl Wrap {
             to_client: to_client.clone(),
             to_server: Mutex::new(Some(to_server)),
             pending: Mutex::new(HashMap::new()),
-            deciding: Mutex::new(HashSet::new()),
+            deciding: Mutex::new(HashMap::new()),
+            used: Mutex::new(HashSet::new()),
             cancelled: Mutex::new(HashSet::new()),
             asks: Mutex::new(HashMap::new()),
             can_elicit: false.into(),
@@ -561,6 +567,21 @@ impl State {
     fn client_message(self: &Arc<Self>, msg: Value) {
         let method = msg.get("method").and_then(Value::as_str).map(String::from);
         let id = msg.get("id").cloned();
+        // A request reusing an id is refused, as `cordon mcp` refuses it (frame.rs): the
+        // wrapper's table of calls in flight and the server's are keyed by the id, so a
+        // second call with the id of one still running took its place: a cancel for the id
+        // stopped the second while the first ran on, and the first's answer was checked and
+        // recorded as the second's. MCP forbids the reuse within a session.
+        if let (Some(_), Some(id)) = (&method, &id) {
+            if !lock(&self.used).insert(key(id)) {
+                let _ = self.to_client.send(error(
+                    id,
+                    -32600,
+                    &format!("cordon: request id {id} was already used in this session; this request was dropped (each request needs an id of its own)"),
+                ));
+                return;
+            }
+        }
         match (method.as_deref(), id) {
             // An answer: to one of the wrapper's questions, or to the server's request.
             (None, Some(id)) => {
@@ -572,8 +593,9 @@ impl State {
             }
             (Some("tools/call"), Some(id)) => {
                 let state = self.clone();
-                lock(&self.deciding).insert(key(&id));
-                tokio::spawn(async move { state.tools_call(id, msg).await });
+                let (cancel, cancelled) = watch::channel(false);
+                lock(&self.deciding).insert(key(&id), cancel);
+                tokio::spawn(async move { state.tools_call(id, msg, cancelled).await });
             }
             (Some(m), Some(id)) => {
                 if m == "initialize" {
@@ -593,8 +615,9 @@ impl State {
                 if m == "notifications/cancelled" {
                     if let Some(r) = msg.pointer("/params/requestId") {
                         let k = key(r);
-                        if lock(&self.deciding).contains(&k) {
+                        if let Some(cancel) = lock(&self.deciding).get(&k) {
                             lock(&self.cancelled).insert(k.clone());
+                            cancel.send_replace(true);
                         }
                         lock(&self.pending).remove(&k);
                     }
@@ -613,6 +636,24 @@ impl State {
 
     fn server_message(&self, mut msg: Value) {
         let is_answer = msg.get("method").is_none();
+        // The server's requests to the client and the wrapper's approval forms share one id
+        // space (both come to the client from "the server"), and the client's answer is
+        // matched by id: a server request with the id of an open form had the person's answer
+        // to the server's own form ("show the weather?") taken as the approval of a call.
+        // The wrapper's ids are reserved; such a request is refused and never shown.
+        if let Some(id) = msg.get("id").filter(|_| !is_answer) {
+            if id.as_str().is_some_and(|s| s.starts_with(ASK_ID_PREFIX)) {
+                let _ = self.to_server(error(
+                    id,
+                    -32600,
+                    &format!(
+                        "cordon: request ids starting with `{ASK_ID_PREFIX}` are reserved for \
+                         the wrapper's approval forms; this request was not sent to the client"
+                    ),
+                ));
+                return;
+            }
+        }
         if is_answer {
             if let Some(id) = msg.get("id") {
                 // A call's answer: the check is taken first, so a live check meanwhile still
@@ -710,7 +751,7 @@ impl State {
         });
     }
 
-    async fn tools_call(self: Arc<Self>, id: Value, msg: Value) {
+    async fn tools_call(self: Arc<Self>, id: Value, msg: Value, cancelled: watch::Receiver<bool>) {
         let k = key(&id);
         let tool = msg
             .pointer("/params/name")
@@ -732,6 +773,7 @@ impl State {
                 let mut asker = Ask {
                     state: self.clone(),
                     preview: call.preview().to_string(),
+                    cancelled,
                 };
                 self.gate.decide_async(&call, &mut asker).await
             } else {
@@ -811,11 +853,16 @@ fn refused(decision: &cordon_gate::Decision, shown: &str) -> String {
 /// Counts the wrapper's own request ids.
 static ASK_ID: AtomicU64 = AtomicU64::new(1);
 
+/// How the wrapper's own request ids start; the server may not use it (`server_message`).
+const ASK_ID_PREFIX: &str = "cordon-wrap-";
+
 /// The gate's asker for one wrapped tool call: an `elicitation/create` request of the
 /// wrapper's own, answered on the client's stdin.
 struct Ask {
     state: Arc<State>,
     preview: String,
+    /// Set when the client cancels the call.
+    cancelled: watch::Receiver<bool>,
 }
 
 impl AsyncAsker for Ask {
@@ -827,26 +874,38 @@ impl AsyncAsker for Ask {
         let state = self.state.clone();
         let message = elicit::message(&request.tool, &self.preview, &pending.reason);
         let session = cordon_approval::remembers(request);
+        let mut cancelled = self.cancelled.clone();
         async move {
+            if *cancelled.borrow() {
+                return Err(AskError::Lost(elicit::CANCELLED.into()));
+            }
             let params = serde_json::to_value(elicit::params(message, session)?)
                 .map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
             // Ids of the wrapper's own: a string no client- or server-chosen id is likely to be.
             let id = json!(format!(
-                "cordon-wrap-{}-{}",
+                "{ASK_ID_PREFIX}{}-{}",
                 std::process::id(),
                 ASK_ID.fetch_add(1, Ordering::Relaxed)
             ));
             let (tx, rx) = oneshot::channel();
             lock(&state.asks).insert(key(&id), tx);
-            // Taken back however this ends (answered, timed out, dropped).
-            let _forget = Forget(state.clone(), key(&id));
+            // Taken back however this ends (answered, timed out, dropped), and withdrawn when
+            // not answered.
+            let _forget = Forget(state.clone(), id.clone());
             state
                 .to_client
                 .send(json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}))
                 .map_err(|_| AskError::Lost("the client is gone".into()))?;
-            let answer = rx
-                .await
-                .map_err(|_| AskError::Lost("the client is gone".into()))?;
+            // A call the client gave up is decided now (denied, and recorded so), and its form
+            // is withdrawn (`Forget`).
+            let answer = tokio::select! {
+                // The cancel is read before the answer that follows it on the client's stdin.
+                biased;
+                Ok(_) = cancelled.wait_for(|c| *c) => {
+                    return Err(AskError::Lost(elicit::CANCELLED.into()));
+                }
+                answer = rx => answer.map_err(|_| AskError::Lost("the client is gone".into()))?,
+            };
             if let Some(e) = answer.get("error") {
                 return Err(AskError::Lost(format!(
                     "the client's approval request failed: {}",
@@ -862,11 +921,21 @@ impl AsyncAsker for Ask {
     }
 }
 
-struct Forget(Arc<State>, String);
+/// An open form of the wrapper's (its id): taken back when the ask ends. Not answered (the
+/// call cancelled, the approval timeout), it is withdrawn: MCP's `notifications/cancelled`
+/// for the form's own request, which the client's form handler sees (rmcp: the request
+/// context's token; the TypeScript SDK: its abort signal) and whose late answer it does not
+/// send. Before round 11 of issue 21 the form stayed open.
+struct Forget(Arc<State>, Value);
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        lock(&self.0.asks).remove(&self.1);
+        if lock(&self.0.asks).remove(&key(&self.1)).is_some() {
+            let _ = self.0.to_client.send(json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.1, "reason": elicit::WITHDRAWN},
+            }));
+        }
     }
 }
 
