@@ -91,6 +91,9 @@ const KEEP_GIT: usize = 1 << 20;
 const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
 const MAX_GIT_DEPTH: usize = 8;
+/// A git-state finding names at most this many refs and reflogs that hold it (then "and N
+/// more"): enough to undo by, bounded for a run that names one commit from thousands of refs.
+const MAX_PLACES: usize = 16;
 
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters: the persistence surface's (`cordon_policy::surface`).
@@ -1791,8 +1794,17 @@ impl Snapshot {
                 {
                     continue;
                 }
+                // Each place that holds it (every ref and reflog: the operator undoes each),
+                // named up to a bound.
                 let mut places: Vec<&str> = places.iter().map(|(p, _)| p.as_str()).collect();
+                places.sort_unstable();
                 places.dedup();
+                let more = places.len().saturating_sub(MAX_PLACES);
+                places.truncate(MAX_PLACES);
+                let mut places = places.join(", ");
+                if more > 0 {
+                    places.push_str(&format!(" and {more} more"));
+                }
                 let rel_s = String::from_utf8_lossy(&rel).into_owned();
                 let why = cordon_policy::surface::classify(
                     Path::new(std::ffi::OsStr::from_bytes(&rel)),
@@ -1805,7 +1817,7 @@ impl Snapshot {
                     change: Change::Appeared,
                     why: format!(
                         "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`), for the next tool to run ({why})",
-                        places.join(", "),
+                        places,
                         git_dir.display()
                     ),
                     handling: Handling::Reported(format!(
@@ -2803,6 +2815,41 @@ mod tests {
 
     fn git_state(found: &[Finding]) -> Vec<&Finding> {
         found.iter().filter(|f| f.what == What::GitState).collect()
+    }
+
+    /// A commit holding a surface file that several names hold (two branches, a tag, their
+    /// reflogs and HEAD's): the finding names each of them, since the operator must undo each.
+    #[test]
+    fn every_ref_that_holds_a_plant_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        std::fs::write(w.join("a.txt"), "a").unwrap();
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "a"]);
+        let before = Snapshot::take(&roots);
+        git(&w, &["checkout", "-q", "-b", "one"]);
+        std::fs::write(w.join(".envrc"), "touch /tmp/never").unwrap();
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "p"]);
+        git(&w, &["checkout", "-q", "-"]);
+        git(&w, &["branch", "two", "one"]);
+        git(&w, &["tag", "three", "one"]);
+        assert!(!w.join(".envrc").exists());
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        for name in [
+            "refs/heads/one's commit",
+            "refs/heads/two's commit",
+            "refs/tags/three's commit",
+            "the reflog of refs/heads/two",
+            "the reflog of HEAD",
+        ] {
+            assert!(staged[0].why.contains(name), "{name}: {staged:?}");
+        }
     }
 
     /// A surface file committed to HEAD (and gone from the worktree and the index), with every

@@ -452,25 +452,42 @@ impl GitState {
             new_tips(format!("the reflog of {name}"), name, ids);
         }
         // The same commit against the same base is compared once (a commit moves HEAD, its
-        // branch and both their reflogs to it).
-        let mut seen = std::collections::HashSet::new();
-        tips.retain(|t| seen.insert((t.id.clone(), t.base.clone(), t.stash)));
-        if tips.len() > MAX_TIPS {
+        // branch and both their reflogs to it), and what it holds is reported at each place
+        // that names it: the operator must undo every one of them.
+        let mut groups: Vec<(Tip, Vec<String>)> = Vec::new();
+        let mut group_of: HashMap<_, usize> = HashMap::new();
+        for t in tips {
+            match group_of.entry((t.id.clone(), t.base.clone(), t.stash)) {
+                std::collections::hash_map::Entry::Occupied(g) => {
+                    groups[*g.get()].1.push(t.place);
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(groups.len());
+                    let place = t.place.clone();
+                    groups.push((t, vec![place]));
+                }
+            }
+        }
+        if groups.len() > MAX_TIPS {
             unchecked.push(format!(
                 "the run made refs and reflogs name {} commits; cordon compares at most {MAX_TIPS}",
-                tips.len()
+                groups.len()
             ));
-            tips.truncate(MAX_TIPS);
+            groups.truncate(MAX_TIPS);
         }
-        for tip in tips {
+        for (tip, places) in groups {
             let res = if tip.stash {
                 odb.stash_changed(&tip.id)
             } else {
                 odb.tip_changed(&tip.id, tip.base.as_deref())
             };
             match res {
-                Ok(paths) => add(&mut found, &tip.place, paths),
-                Err(why) => unchecked.push(format!("{}: {why}", tip.place)),
+                Ok(paths) => {
+                    for place in &places {
+                        add(&mut found, place, paths.clone());
+                    }
+                }
+                Err(why) => unchecked.push(format!("{}: {why}", places.join(", "))),
             }
         }
         (found, unchecked)
