@@ -1003,11 +1003,14 @@ mod staged_surface {
 }
 
 /// `mk DIR`: a commit on top of HEAD that adds `DIR/.envrc`, made with plumbing alone (the
-/// index and the worktree untouched); it prints the commit's id.
+/// index and the worktree untouched); it prints the commit's id. `top`: the same with
+/// `.envrc` at the top (run in another repository: a submodule's, a bare one).
 const MK: &str = "blob() { printf 'touch /tmp/cordon-never\\n' | git hash-object -w --stdin; }; \
      mk() { t=$(printf '100644 blob %s\\t.envrc\\n' $(blob) | git mktree) \
      && r=$({ git ls-tree HEAD; printf '040000 tree %s\\t%s\\n' $t $1; } | git mktree) \
-     && git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m $1; }";
+     && git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m $1; }; \
+     top() { t=$({ git ls-tree HEAD; printf '100644 blob %s\\t.envrc\\n' $(blob); } | git mktree) \
+     && git -c user.name=run -c user.email=run@example.org commit-tree $t -p HEAD -m top; }";
 
 /// One way to hide a surface file (`PATH` = `NAME/.envrc`) in git's state other than the index,
 /// HEAD and `refs/stash`, and the operator's ordinary git that writes it out.
@@ -1112,7 +1115,48 @@ const HIDDEN: &[Hidden] = &[
         operator_dir: "worktree",
         operator: "git checkout -- .envrc",
     },
+    Hidden {
+        name: "bare",
+        // A bare repository in the root (a mirror the operator clones or adds worktrees from).
+        setup: "git clone -q --bare . bare.git",
+        run: "cd bare.git && git branch feat $(top)",
+        operator_dir: ".",
+        operator: "git clone -q -b feat bare.git bare",
+    },
+    Hidden {
+        name: "modgl",
+        // A submodule the operator deinitialized: its git directory `.git/modules/modgl`
+        // stays, its worktree is empty (no `.git` file there leads to it). Cloned through
+        // `file://`: a local path's clone hard-links the objects, which protect refuses.
+        setup: "git init -q modgl-up && echo a > modgl-up/a && git -C modgl-up add a \
+                && git -C modgl-up commit -q -m a \
+                && git -c protocol.file.allow=always submodule add -q \"file://$PWD/modgl-up\" modgl \
+                && git commit -q -m m && git submodule deinit -q modgl",
+        run: "cd .git/modules/modgl && git update-ref refs/heads/feat $(top)",
+        operator_dir: ".",
+        operator: "git submodule update -q --init modgl && git -C modgl checkout -q feat",
+    },
+    Hidden {
+        name: "gitlink",
+        // A submodule whose git directory is its own `gitlink/.git` (an existing repository
+        // added as one).
+        setup: "git init -q gitlink && echo a > gitlink/a && git -C gitlink add a \
+                && git -C gitlink commit -q -m a && git submodule add -q ./gitlink gitlink \
+                && git commit -q -m gl",
+        // The superproject's gitlink moved (in the index) to a commit that no ref holds: a
+        // ref holds its child, which drops the file again (`git submodule update` checks
+        // out a commit only when a ref reaches it).
+        run: "cd gitlink && c=$(top) \
+              && git update-ref refs/heads/keep $(git -c user.name=run -c user.email=run@example.org commit-tree HEAD^{tree} -p $c -m keep) \
+              && cd .. && git update-index --cacheinfo 160000,$c,gitlink",
+        operator_dir: ".",
+        operator: "git submodule update -q",
+    },
 ];
+
+/// The plants of [`HIDDEN`] that write into `.git/worktrees` or `.git/modules`, read-only under
+/// `sandbox.git = "protect"`.
+const REFUSED_UNDER_PROTECT: &[&str] = &["worktree", "modgl"];
 
 /// Each of [`HIDDEN`], without cordon: the operator's git writes the file out (the attack
 /// works, so its test proves something).
@@ -1166,7 +1210,11 @@ fn hidden_missed(stdout: &str, text: &str) -> (usize, Vec<&'static str>) {
         .collect();
     let missed = took
         .iter()
-        .filter(|h| !text.contains(&format!("{}/.envrc", h.name)))
+        // A bare repository `NAME.git` has no worktree: the finding names the file in it.
+        .filter(|h| {
+            !text.contains(&format!("{}/.envrc", h.name))
+                && !text.contains(&format!("{}.git/.envrc", h.name))
+        })
         .map(|h| h.name)
         .collect();
     (took.len(), missed)
@@ -1183,12 +1231,13 @@ fn hidden_git_state(who: Who, sandbox: Sandbox) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let (took, missed) = hidden_missed(&stdout, &stderr);
-    // Under `protect` the linked worktree's git directory (`.git/worktrees/`) is read-only:
-    // that plant is refused there; every other one takes everywhere.
+    // Under `protect` the git directories of a linked worktree (`.git/worktrees/`) and of a
+    // submodule (`.git/modules/`) are read-only: those plants are refused there; every other
+    // one takes everywhere.
     let refused = if sandbox == Sandbox::LandlockWritable {
         0
     } else {
-        1
+        REFUSED_UNDER_PROTECT.len()
     };
     assert_eq!(took, HIDDEN.len() - refused, "{}", describe(&out));
     assert!(
@@ -1261,7 +1310,10 @@ fn hidden_git_state_killed(who: Who, sandbox: Sandbox) {
         describe(&out)
     );
     let (took, missed) = hidden_missed(&stdout, &stderr);
-    assert!(took >= HIDDEN.len() - 1, "{stdout}");
+    assert!(
+        took >= HIDDEN.len() - REFUSED_UNDER_PROTECT.len(),
+        "{stdout}"
+    );
     assert!(
         missed.is_empty(),
         "not reported: {missed:?}\n{}",

@@ -306,6 +306,10 @@ pub struct Snapshot {
     /// While a snapshot is taken: the earlier snapshot's reads of each git directory's refs
     /// and reflogs, and when it began (see `git_state::Reads`).
     earlier_git: HashMap<PathBuf, (git_state::Reads, SystemTime)>,
+    /// While a snapshot is taken: submodules' git directories (`modules/NAME`), whose state is
+    /// recorded after the walk, for the worktree a `.git` file the walk found names, else for
+    /// none (see [`Snapshot::git_state`]).
+    modules: Vec<PathBuf>,
     /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
     listings: HashMap<PathBuf, Listing>,
     /// When the snapshot began.
@@ -611,6 +615,12 @@ impl Snapshot {
         for root in roots {
             s.walk(root, limit, earlier);
         }
+        // A submodule's git directory whose worktree no `.git` file in a root leads to (it
+        // lies outside the roots, or the operator deinitialized it): its refs and index are
+        // what the operator's `git submodule update` and a checkout in it write out.
+        for gd in std::mem::take(&mut s.modules) {
+            s.git_state(&gd, &gd);
+        }
         s.earlier_git.clear();
         s
     }
@@ -797,6 +807,14 @@ impl Snapshot {
                 WithinKind::GitDir => {
                     self.git_dir(&w.path, 0);
                     self.linked_hooks(&w.path, root);
+                    // Its refs and index, for its worktree (a `.git`'s parent; a bare
+                    // repository has none: itself).
+                    let worktree = match w.path.file_name() {
+                        Some(n) if n == ".git" => w.path.parent().unwrap_or(&w.path),
+                        _ => &w.path,
+                    }
+                    .to_path_buf();
+                    self.git_state(&w.path, &worktree);
                 }
                 WithinKind::Dir => {
                     if self.note(w.path.clone(), what, w.why, true) {
@@ -1148,6 +1166,9 @@ impl Snapshot {
                 );
                 self.git_dir(&dir, 0);
                 self.linked_hooks(&dir, &root_of);
+                // Its refs: what the operator's `git clone` of it, or `git worktree add`
+                // from it, checks out.
+                self.git_state(&dir, &dir);
                 continue;
             }
             for (on_disk, is_dir) in names {
@@ -1320,6 +1341,8 @@ impl Snapshot {
                     self.git_dir(&path, depth);
                     if dir.file_name().is_some_and(|n| n == "worktrees") {
                         self.linked_worktree(&path);
+                    } else {
+                        self.modules.push(path.clone());
                     }
                 } else {
                     self.nested_git_dirs(&path, why, depth + 1);
@@ -1412,7 +1435,9 @@ impl Snapshot {
         }
     }
 
-    /// Records `git_dir`'s state (see `git_state`) for `worktree`, once per git directory.
+    /// Records `git_dir`'s state (see `git_state`) for `worktree`, once per git directory. A
+    /// git directory with no worktree (a bare repository, a submodule's whose worktree is not
+    /// in a root) is its own: its findings name the file in it.
     fn git_state(&mut self, git_dir: &Path, worktree: &Path) {
         if self.git.contains_key(git_dir) {
             return;
@@ -1816,7 +1841,7 @@ impl Snapshot {
                     what: What::GitState,
                     change: Change::Appeared,
                     why: format!(
-                        "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`), for the next tool to run ({why})",
+                        "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`, `git submodule update`, `git clone` of a bare repository), for the next tool to run ({why})",
                         places,
                         git_dir.display()
                     ),

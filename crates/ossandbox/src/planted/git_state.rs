@@ -7,6 +7,10 @@
 //! no such file after the run, yet the operator's own `git checkout .`, `git checkout
 //! BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git stash pop` or `git
 //! sparse-checkout disable` writes it out later, outside any sandbox, for the next tool to run.
+//! The same for a gitlink (in an index or a commit) moved to a submodule commit that holds one
+//! (`git submodule update` checks it out; compared in the submodule's own objects), and for
+//! the git directories without a worktree in a root: a bare repository (`git clone`, `git
+//! worktree add` from it) and a submodule's `modules/NAME` (its findings name the file in it).
 //!
 //! Git is never run for this (the repository's configuration may be the run's): the index is
 //! read by [`super::visit_index`], refs, reflogs and objects (loose and packed, deltas
@@ -297,8 +301,8 @@ impl GitState {
         }
     }
 
-    /// The index entries the comparison looks at: surface paths and a sparse index's
-    /// directories (name → mode and id); `None` when the index cannot be read.
+    /// The index entries the comparison looks at: surface paths, a sparse index's
+    /// directories and gitlinks (name → mode and id); `None` when the index cannot be read.
     fn relevant_entries(&self) -> Option<BTreeMap<Vec<u8>, Entry>> {
         if let Some(kept) = &self.kept_entries {
             return Some(kept.clone());
@@ -307,7 +311,7 @@ impl GitState {
         for f in self.index.as_ref()? {
             // Filtered as read: most entries of a large index are not kept at all.
             let (kept, _) = super::visit_index(f, |out, name, mode, id| {
-                if mode != GITLINK && (mode == TREE || on_surface(name).is_some()) {
+                if mode == GITLINK || mode == TREE || on_surface(name).is_some() {
                     out.push((name.to_vec(), (mode, id.to_vec())));
                 }
             })?;
@@ -340,6 +344,24 @@ impl GitState {
                 }
             }
         };
+        // The gitlinks the last comparison found moved (in the index or a commit `places`
+        // name): what `git submodule update` then checks out in each submodule.
+        let gitlinks =
+            |odb: &mut Odb, found: &mut Found, unchecked: &mut Vec<String>, places: &[String]| {
+                for (path, new, old) in std::mem::take(&mut odb.links) {
+                    let p = String::from_utf8_lossy(&path).into_owned();
+                    match self.gitlink_changed(git_dir, &common, &path, &new, old.as_deref()) {
+                        Ok(paths) => {
+                            for place in places {
+                                let at = format!("the gitlink {p} in {place}");
+                                add(found, &at, paths.clone());
+                            }
+                        }
+                        Err(why) => unchecked
+                            .push(format!("the gitlink {p} in {}: {why}", places.join(", "))),
+                    }
+                }
+            };
         if self.index_id != before.index_id {
             match self.relevant_entries() {
                 None => unchecked.push(format!(
@@ -349,6 +371,12 @@ impl GitState {
                 Some(now) => {
                     for (name, e) in now {
                         if was.get(&name) == Some(&e) {
+                            continue;
+                        }
+                        if e.0 == GITLINK {
+                            let old = was.get(&name).filter(|o| o.0 == GITLINK);
+                            odb.links
+                                .push((name.clone(), e.1, old.map(|o| o.1.clone())));
                             continue;
                         }
                         if e.0 != TREE {
@@ -373,6 +401,12 @@ impl GitState {
                 }
             }
         }
+        gitlinks(
+            &mut odb,
+            &mut found,
+            &mut unchecked,
+            &["the index".to_string()],
+        );
         // What a name held before the run (its first id), else what HEAD held: what the
         // operator's git compares a tip of that name with.
         let held_then = |name: &str| {
@@ -489,12 +523,50 @@ impl GitState {
                 }
                 Err(why) => unchecked.push(format!("{}: {why}", places.join(", "))),
             }
+            gitlinks(&mut odb, &mut found, &mut unchecked, &places);
         }
         (found, unchecked)
     }
 }
 
 impl GitState {
+    /// What `git submodule update` writes for the gitlink at `path` moved to commit `new` from
+    /// `old` (none: added): the surface paths (below `path`) whose entry in `new`'s tree is not
+    /// the one in `old`'s, read from the submodule's own objects, in its git directory
+    /// (`modules/PATH` of this git directory or the common one, or a `.git` directory in
+    /// the worktree). A commit in none of them cannot be checked: git would fetch it, from a
+    /// repository the run may have written.
+    fn gitlink_changed(
+        &self,
+        git_dir: &Path,
+        common: &Path,
+        path: &[u8],
+        new: &[u8],
+        old: Option<&[u8]>,
+    ) -> Result<Vec<(Vec<u8>, Entry)>, String> {
+        let rel = OsStr::from_bytes(path);
+        let mut dirs = vec![git_dir.join("modules").join(rel)];
+        if common != git_dir {
+            dirs.push(common.join("modules").join(rel));
+        }
+        let dot = self.worktree.join(rel).join(".git");
+        if std::fs::symlink_metadata(&dot).is_ok_and(|m| m.is_dir()) {
+            dirs.push(dot);
+        }
+        for dir in dirs {
+            let mut sub = Odb::new(dir.join("objects"), self.hash);
+            let Ok(Some((tree, _))) = sub.peel(new) else {
+                continue;
+            };
+            let old = old.and_then(|o| sub.peel(o).ok().flatten()).map(|t| t.0);
+            return sub.changed(&tree, old.as_deref(), path);
+        }
+        Err(format!(
+            "it names commit {}, in no submodule git directory cordon read (`git submodule update` would fetch it)",
+            hex::encode(new)
+        ))
+    }
+
     /// This state as a run keeps it for its dead-run scan (beside its after-run marker, see
     /// `Snapshot::kept`): everything but the index's bytes, of which only the entries the
     /// comparison looks at are kept. Read back by [`GitState::from_kept`].
@@ -1065,6 +1137,9 @@ struct Odb {
     hash: usize,
     packs: Option<Vec<Pack>>,
     read: usize,
+    /// The gitlinks [`Odb::changed`] found moved (path, new commit, old commit), for the
+    /// caller to compare in the submodule's own objects ([`GitState::gitlink_changed`]).
+    links: Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>)>,
 }
 
 impl Odb {
@@ -1074,6 +1149,7 @@ impl Odb {
             hash,
             packs: None,
             read: 0,
+            links: Vec::new(),
         }
     }
 
@@ -1191,7 +1267,12 @@ impl Odb {
             }
             path.extend_from_slice(&name);
             let before = was.get(&name);
-            if before == Some(&e) || e.0 == GITLINK {
+            if before == Some(&e) {
+                continue;
+            }
+            if e.0 == GITLINK {
+                let old = before.filter(|b| b.0 == GITLINK).map(|b| b.1.clone());
+                self.links.push((path, e.1, old));
                 continue;
             }
             if e.0 == TREE {
