@@ -2842,6 +2842,99 @@ mod tests {
         found.iter().filter(|f| f.what == What::GitState).collect()
     }
 
+    /// A long rebase by the run (600 commits, each a line of HEAD's reflog), one of them
+    /// adding `.envrc` and the next dropping it again: every commit the reflog names is
+    /// compared (the trees shared with the base read once), and the plant is reported by its
+    /// path, not as "could not check".
+    #[test]
+    fn a_long_rebase_is_compared_whole() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        for dir in ["src/a/b", "src/c", "doc"] {
+            std::fs::create_dir_all(w.join(dir)).unwrap();
+            for i in 0..20 {
+                std::fs::write(w.join(dir).join(format!("f{i}")), format!("{i}")).unwrap();
+            }
+        }
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "base"]);
+        let head = git_out(&w, &["rev-parse", "HEAD"]).trim().to_string();
+        let mut before = Snapshot::take(&roots);
+        before.started = before.started.map(|t| t + Duration::from_secs(60));
+        const N: usize = 600;
+        let mut stream = String::new();
+        for i in 1..=N {
+            stream.push_str(&format!(
+                "commit refs/heads/topic\nmark :{i}\ncommitter t <t@t> 1700000000 +0000\ndata 1\nx\n"
+            ));
+            if i == 1 {
+                stream.push_str(&format!("from {head}\n"));
+            }
+            stream.push_str(&format!(
+                "M 100644 inline src/a/b/f1\ndata {}\n{i}\n",
+                i.to_string().len()
+            ));
+            if i == N / 2 {
+                stream.push_str("M 100644 inline .envrc\ndata 4\nevil\n");
+            }
+            if i == N / 2 + 1 {
+                stream.push_str("D .envrc\n");
+            }
+        }
+        let marks = w.join("marks");
+        let mut c = Command::new("git")
+            .args(["fast-import", "--quiet"])
+            .arg(format!("--export-marks={}", marks.display()))
+            .current_dir(&w)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &w)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(stream.as_bytes())
+            .unwrap();
+        assert!(c.wait().unwrap().success());
+        let ids: BTreeMap<usize, String> = std::fs::read_to_string(&marks)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (m, id) = l.split_once(' ').unwrap();
+                (m[1..].parse().unwrap(), id.to_string())
+            })
+            .collect();
+        std::fs::remove_file(&marks).unwrap();
+        // What `git rebase` writes to HEAD's reflog: a line per commit picked.
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(w.join(".git/logs/HEAD"))
+            .unwrap();
+        let mut prev = head.clone();
+        for i in 1..=N {
+            writeln!(
+                log,
+                "{prev} {} t <t@t> 1700000000 +0000\trebase (pick): x",
+                ids[&i]
+            )
+            .unwrap();
+            prev = ids[&i].clone();
+        }
+        drop(log);
+        let t = std::time::Instant::now();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        eprintln!("{N} tips compared in {:?}", t.elapsed());
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join(".envrc"));
+        assert!(staged[0].why.contains("the reflog of HEAD"), "{staged:?}");
+    }
+
     /// A commit holding a surface file that several names hold (two branches, a tag, their
     /// reflogs and HEAD's): the finding names each of them, since the operator must undo each.
     #[test]

@@ -35,10 +35,17 @@ use std::sync::Arc;
 
 /// Objects larger than this (inflated) are not read: a tree or commit never is.
 const MAX_OBJECT: u64 = 64 * 1024 * 1024;
+/// Trees kept parsed per comparison, at most (past it they are read again when needed).
+const MAX_CACHED_TREES: usize = 1 << 16;
+/// Bytes of delta bases kept per comparison, at most ([`Odb::delta_base`]; git's own
+/// `core.deltaBaseCacheLimit` is 96 MiB).
+const MAX_BASE_BYTES: usize = 32 << 20;
 /// A pack index larger than this is not read.
 const MAX_PACK_INDEX: u64 = 1 << 30;
 /// Objects read per comparison, at most (a tree walk of a huge repository whose every tree
-/// changed says so rather than running on).
+/// changed, or a run that names millions of new commits, says so rather than running on): the
+/// cost budget of the whole comparison of one git directory. Each tree is read once (a long
+/// rebase's commits share all but a few trees with each other and the base).
 const MAX_OBJECTS: usize = 1_000_000;
 /// Delta chains longer than this are not followed (git's own default depth is 50; each link
 /// is a frame of a recursion on the scanning thread's stack).
@@ -147,9 +154,6 @@ const PSEUDO_REFS: &[&str] = &[
 /// Loose refs and reflogs listed per git directory, at most: past it the refs are "not
 /// checked" (a run that fills `refs/` with names does not make the scan run on).
 const MAX_REFS: usize = 100_000;
-/// Commits (ref targets and reflog entries new since the run began) whose trees are compared,
-/// at most, per git directory: past it, "not checked".
-const MAX_TIPS: usize = 256;
 /// A reflog larger than this is not read ("not checked" when it changed).
 const MAX_LOG: u64 = 64 << 20;
 
@@ -502,14 +506,16 @@ impl GitState {
                 }
             }
         }
-        if groups.len() > MAX_TIPS {
-            unchecked.push(format!(
-                "the run made refs and reflogs name {} commits; cordon compares at most {MAX_TIPS}",
-                groups.len()
-            ));
-            groups.truncate(MAX_TIPS);
-        }
-        for (tip, places) in groups {
+        // Every commit is compared, within the object budget ([`MAX_OBJECTS`]); past it the
+        // rest are "not checked", said once with how many were compared.
+        let total = groups.len();
+        for (done, (tip, places)) in groups.into_iter().enumerate() {
+            if odb.spent() {
+                unchecked.push(format!(
+                    "the run made refs and reflogs name {total} new commits; cordon compared {done} of them within its budget of {MAX_OBJECTS} objects read"
+                ));
+                break;
+            }
             let res = if tip.stash {
                 odb.stash_changed(&tip.id)
             } else {
@@ -1137,6 +1143,13 @@ struct Odb {
     hash: usize,
     packs: Option<Vec<Pack>>,
     read: usize,
+    /// Each tree read, by id: read once, however many commits share it.
+    trees: HashMap<Vec<u8>, Arc<Vec<(Vec<u8>, Entry)>>>,
+    /// Packed objects that were a delta's base, by pack and offset, and their bytes in all
+    /// (git's own delta base cache): the trees of successive commits are deltas of each
+    /// other, chains of up to 50, and would otherwise be inflated again for each.
+    bases: HashMap<(usize, u64), (u8, Arc<Vec<u8>>)>,
+    base_bytes: usize,
     /// The gitlinks [`Odb::changed`] found moved (path, new commit, old commit), for the
     /// caller to compare in the submodule's own objects ([`GitState::gitlink_changed`]).
     links: Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>)>,
@@ -1149,6 +1162,9 @@ impl Odb {
             hash,
             packs: None,
             read: 0,
+            trees: HashMap::new(),
+            bases: HashMap::new(),
+            base_bytes: 0,
             links: Vec::new(),
         }
     }
@@ -1219,8 +1235,16 @@ impl Odb {
         Ok(all)
     }
 
-    /// A tree's entries: name, mode, id.
-    fn tree(&mut self, id: &[u8]) -> Result<Vec<(Vec<u8>, Entry)>, String> {
+    /// Whether the object budget is spent: what is compared next fails.
+    fn spent(&self) -> bool {
+        self.read >= MAX_OBJECTS
+    }
+
+    /// A tree's entries: name, mode, id (read once per id).
+    fn tree(&mut self, id: &[u8]) -> Result<Arc<Vec<(Vec<u8>, Entry)>>, String> {
+        if let Some(t) = self.trees.get(id) {
+            return Ok(t.clone());
+        }
         let (kind, body) = self.object(id, 0)?;
         if kind != 2 {
             return Err(format!("{} is not a tree", hex::encode(id)));
@@ -1239,6 +1263,10 @@ impl Odb {
             out.push((body[sp + 1..nul].to_vec(), (mode, oid.to_vec())));
             at = nul + 1 + self.hash;
         }
+        let out = Arc::new(out);
+        if self.trees.len() < MAX_CACHED_TREES {
+            self.trees.insert(id.to_vec(), out.clone());
+        }
         Ok(out)
     }
 
@@ -1256,30 +1284,30 @@ impl Odb {
             // An earlier tree cordon cannot read: everything counts as new.
             Some(o) => self
                 .tree(o)
-                .map(|t| t.into_iter().collect())
+                .map(|t| t.iter().cloned().collect())
                 .unwrap_or_default(),
             None => BTreeMap::new(),
         };
-        for (name, e) in now {
+        for (name, e) in now.iter() {
+            let before = was.get(name);
+            if before == Some(e) {
+                continue;
+            }
             let mut path = prefix.to_vec();
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(&name);
-            let before = was.get(&name);
-            if before == Some(&e) {
-                continue;
-            }
+            path.extend_from_slice(name);
             if e.0 == GITLINK {
                 let old = before.filter(|b| b.0 == GITLINK).map(|b| b.1.clone());
-                self.links.push((path, e.1, old));
+                self.links.push((path, e.1.clone(), old));
                 continue;
             }
             if e.0 == TREE {
-                let old_sub = before.filter(|b| b.0 == TREE).map(|b| b.1.as_slice());
-                out.extend(self.changed(&e.1, old_sub, &path)?);
+                let old_sub = before.filter(|b| b.0 == TREE).map(|b| b.1.clone());
+                out.extend(self.changed(&e.1, old_sub.as_deref(), &path)?);
             } else if on_surface(&path).is_some() {
-                out.push((path, e));
+                out.push((path, e.clone()));
             }
         }
         Ok(out)
@@ -1401,7 +1429,7 @@ impl Odb {
                 if depth > MAX_DELTA_DEPTH {
                     return Err("a delta chain too long".into());
                 }
-                let (k, base) = self.packed(i, base_off, depth + 1)?;
+                let (k, base) = self.delta_base(i, base_off, depth + 1)?;
                 Ok((k, apply_delta(&base, &delta).ok_or_else(bad)?))
             }
             7 => {
@@ -1413,6 +1441,26 @@ impl Odb {
             }
             _ => Err(bad()),
         }
+    }
+
+    /// The object at `off` in pack `i` as a delta's base: from the cache, else read and kept
+    /// (up to [`MAX_BASE_BYTES`] in all).
+    fn delta_base(
+        &mut self,
+        i: usize,
+        off: u64,
+        depth: usize,
+    ) -> Result<(u8, Arc<Vec<u8>>), String> {
+        if let Some((k, b)) = self.bases.get(&(i, off)) {
+            return Ok((*k, b.clone()));
+        }
+        let (k, b) = self.packed(i, off, depth)?;
+        let b = Arc::new(b);
+        if self.base_bytes + b.len() <= MAX_BASE_BYTES {
+            self.base_bytes += b.len();
+            self.bases.insert((i, off), (k, b.clone()));
+        }
+        Ok((k, b))
     }
 
     fn inflate(&self, i: usize, off: u64, size: u64) -> Result<Vec<u8>, String> {
