@@ -1282,27 +1282,8 @@ mod hidden_git_state {
 fn hidden_git_state_killed(who: Who, sandbox: Sandbox) {
     let fx = Fixture::new(who, sandbox);
     hidden_setup(&fx);
-    let mut c = fx.exec_cmd(&format!(
-        "{{ {} }} > took.txt; touch planted.txt; exec sleep 300",
-        hidden_script()
-    ));
-    let mut child = c
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !fx.ws.join("planted.txt").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the plants never ended"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    let out = killed_then_next(&fx, &format!("{{ {} }} > took.txt", hidden_script()));
     let stdout = fs::read_to_string(fx.ws.join("took.txt")).unwrap();
-    let out = fx.exec("true");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("ended before its after-run scan"),
@@ -1319,6 +1300,62 @@ fn hidden_git_state_killed(who: Who, sandbox: Sandbox) {
         "not reported: {missed:?}\n{}",
         describe(&out)
     );
+}
+
+/// Runs `script` under cordon and SIGKILLs that cordon once the script is done (before its
+/// after-run scan); the next run's output, whose scan is of the dead run too (what it reports
+/// says "an earlier run's cordon ended before its after-run scan").
+fn killed_then_next(fx: &Fixture, script: &str) -> Output {
+    let mut c = fx.exec_cmd(&format!("{script}; touch planted.txt; exec sleep 300"));
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !fx.ws.join("planted.txt").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the plants never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    fx.exec("true")
+}
+
+/// Class 4 without the dead run's git state (past what a run keeps: 20,000 packed tags): a
+/// branch the killed run made, its index untouched, is reported as not checked (by the ctime
+/// of what holds the refs), not passed.
+fn unkept_git_state_killed(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(
+        "h=$(git rev-parse HEAD) && seq 1 20000 | sed \"s|.*|$h refs/tags/t&|\" >> .git/packed-refs",
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = killed_then_next(&fx, &format!("{MK}; git branch feat $(mk branch)"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} (changed, git-state): the dead run changed this repository's refs or reflogs, and cordon could not check",
+            fx.ws.join(".git").display()
+        )),
+        "{}",
+        describe(&out)
+    );
+}
+
+mod unkept_git_state_killed {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_user() {
+        unkept_git_state_killed(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        unkept_git_state_killed(Who::Root, Sandbox::LandlockWritable);
+    }
 }
 
 mod hidden_git_state_killed {

@@ -1562,18 +1562,27 @@ impl Snapshot {
                 out.extend(found);
             }
             None => {
+                // Without the kept state, anything of git's written since the run began (by
+                // ctime, which a run cannot set back) is reported as not checked.
                 for (git_dir, now) in &self.git {
-                    if now.index_changed_since(since) {
-                        out.push(Finding {
-                            path: git_dir.clone(),
-                            what: What::GitState,
-                            change: Change::Changed,
-                            why: "the dead run changed this repository's index, and cordon could not check what it staged: its earlier git state was not kept".into(),
-                            handling: Handling::Reported(
-                                "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
-                            ),
-                        });
-                    }
+                    let what = match (
+                        now.index_changed_since(since),
+                        now.refs_changed_since(since),
+                    ) {
+                        (false, false) => continue,
+                        (true, false) => "index",
+                        (false, true) => "refs or reflogs",
+                        (true, true) => "index, refs or reflogs",
+                    };
+                    out.push(Finding {
+                        path: git_dir.clone(),
+                        what: What::GitState,
+                        change: Change::Changed,
+                        why: format!("the dead run changed this repository's {what}, and cordon could not check what it put there: its earlier git state was not kept (larger than {} KiB, or kept by an older cordon)", KEEP_GIT >> 10),
+                        handling: Handling::Reported(
+                            "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
+                        ),
+                    });
                 }
             }
         }

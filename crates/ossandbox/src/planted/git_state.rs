@@ -225,6 +225,15 @@ impl GitState {
             .is_some_and(|i| super::stamped_at_or_after((i.6, i.7), since))
     }
 
+    /// Whether a ref, reflog or a directory holding them (what [`read_refs`] read: loose refs,
+    /// `packed-refs`, the pseudo-refs, the reflogs) was written at or after `since`, by ctime:
+    /// the dead-run scan's check when the run's git state was not kept.
+    pub(super) fn refs_changed_since(&self, since: super::Began) -> bool {
+        self.reads
+            .values()
+            .any(|(st, _)| super::stamped_at_or_after((st.5, st.6), since))
+    }
+
     /// The worktree git writes this git directory's files into.
     pub(super) fn worktree(&self) -> &Path {
         &self.worktree
