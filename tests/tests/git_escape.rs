@@ -144,6 +144,11 @@ impl Fixture {
 
     /// [`Fixture::exec`]'s command, to spawn.
     fn exec_cmd(&self, script: &str) -> Command {
+        self.exec_cmd_in(&self.ws, script)
+    }
+
+    /// [`Fixture::exec_cmd`] in `dir`.
+    fn exec_cmd_in(&self, dir: &Path, script: &str) -> Command {
         let mut c = Command::new(cordon());
         // --approve-all: what is tested is what an approved run can leave behind, not whether
         // the shell tool asks about it first (a plant's `git -c sequence.editor=…` or a helper
@@ -153,7 +158,7 @@ impl Fixture {
             .arg(self.root.join("policies/cordon.toml"))
             .arg("--approve-all")
             .args(["--", "/bin/sh", "-c", script])
-            .current_dir(&self.ws);
+            .current_dir(dir);
         self.as_user(&mut c);
         c
     }
@@ -1456,5 +1461,62 @@ mod rr_cache {
         );
         let merged = fx.operator_sh(MERGE_THEN_ENVRC);
         assert!(fx.marked(), "{}", describe(&merged));
+    }
+}
+
+/// A root that is a git directory itself under `sandbox.git = "protect"`: a bare repository
+/// (`ws/bare.git` as the root) or a repository's `.git` given as the root. Its configuration
+/// surface is read-only in the kernel (bwrap's mounts, the Landlock init's), as a root's own
+/// `.git` is, not only refused by the file tools and undone by the scan: a command's write
+/// to its config, a hook or `info/attributes` fails.
+fn git_dir_root(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("git clone -q --bare . bare.git");
+    assert!(out.status.success(), "{}", describe(&out));
+    let policy = fx.root.join("policies/cordon.toml");
+    let text = fs::read_to_string(&policy).unwrap();
+    for root in ["bare.git", ".git"] {
+        fs::write(
+            &policy,
+            text.replace("root = \"../ws\"", &format!("root = \"../ws/{root}\"")),
+        )
+        .unwrap();
+        let dir = fx.ws.join(root);
+        let out = fx
+            .exec_cmd_in(
+                &dir,
+                "echo ran; for f in config hooks/post-checkout info/attributes; do \
+                 ( printf '#x\\n' >> $f ) 2>/dev/null && echo WROTE-$f; done; true",
+            )
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("ran"), "{root}: {}", describe(&out));
+        assert!(!stdout.contains("WROTE"), "{root}: {}", describe(&out));
+        for f in ["config", "info/attributes"] {
+            let body = fs::read_to_string(dir.join(f)).unwrap_or_default();
+            assert!(!body.contains("#x"), "{root}/{f}: {body}");
+        }
+        assert!(!dir.join("hooks/post-checkout").exists(), "{root}");
+    }
+}
+
+mod git_dir_root {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        git_dir_root(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        git_dir_root(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        git_dir_root(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        git_dir_root(Who::User, Sandbox::LandlockProtect);
     }
 }
