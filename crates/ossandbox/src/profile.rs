@@ -194,7 +194,8 @@ pub fn placeholder_content(path: &Path) -> Option<&'static [u8]> {
     // (A bare repository's, given as a root, too: its name is not `.git`.)
     let in_git_dir = path.parent().is_some_and(|p| {
         p.components().any(|c| c.as_os_str() == ".git")
-            || cordon_policy::surface::looks_like_git_dir(p)
+            || p.ancestors()
+                .any(cordon_policy::surface::looks_like_git_dir)
     });
     if !in_git_dir {
         return None;
