@@ -4921,6 +4921,9 @@ mod tests {
             let settings = root.join(".claude/settings.json");
             std::fs::write(&settings, "{}\n").unwrap();
             std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+            // HEAD is the operator's, from before the run (a ref written within the stamps'
+            // slack of its start counts as the run's where its git state was not kept).
+            std::thread::sleep(STAMP_SLACK * 2);
             let started = SystemTime::now();
             let mut kept = Snapshot::take(roots).kept();
             assert!(
@@ -4981,6 +4984,9 @@ mod tests {
             let settings = root.join(".claude/settings.json");
             std::fs::write(&settings, "{\"hooks\":1}\n").unwrap();
             std::fs::write(root.join(".envrc"), vec![b'#'; MAX_CONTENT as usize + 1]).unwrap();
+            // HEAD is the operator's, from before the run (a ref written within the stamps'
+            // slack of its start counts as the run's where its git state was not kept).
+            std::thread::sleep(STAMP_SLACK * 2);
             let started = SystemTime::now();
             let mut kept = Snapshot::take(roots).kept();
             if !whole {

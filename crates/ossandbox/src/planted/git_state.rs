@@ -225,13 +225,17 @@ impl GitState {
             .is_some_and(|i| super::stamped_at_or_after((i.6, i.7), since))
     }
 
-    /// Whether a ref, reflog or a directory holding them (what [`read_refs`] read: loose refs,
-    /// `packed-refs`, the pseudo-refs, the reflogs) was written at or after `since`, by ctime:
-    /// the dead-run scan's check when the run's git state was not kept.
+    /// Whether a ref or reflog file (what [`read_refs`] read: loose refs, `packed-refs`, the
+    /// pseudo-refs, the reflogs) was written at or after `since`, by ctime: the dead-run
+    /// scan's check when the run's git state was not kept. Directories are passed over (git
+    /// and cordon's own quarantine create and rename files in the git directory in ordinary
+    /// work); a ref or reflog created or rewritten is a file of a new ctime itself, and one
+    /// removed writes nothing out.
     pub(super) fn refs_changed_since(&self, since: super::Began) -> bool {
-        self.reads
-            .values()
-            .any(|(st, _)| super::stamped_at_or_after((st.5, st.6), since))
+        self.reads.iter().any(|(path, (st, _))| {
+            super::stamped_at_or_after((st.5, st.6), since)
+                && !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        })
     }
 
     /// The worktree git writes this git directory's files into.
