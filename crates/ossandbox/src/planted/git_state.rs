@@ -60,6 +60,12 @@ type Entry = (u32, Vec<u8>);
 /// A commit's tree and parents.
 type Commit = (Vec<u8>, Vec<Vec<u8>>);
 
+/// A tree's entries as read: name, mode and id.
+type Tree = Arc<Vec<(Vec<u8>, Entry)>>;
+
+/// A gitlink found moved: its path, the commit it names now, and before (none: added).
+type MovedLink = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
 /// Surface paths found in git's state, each with where (the index, a ref, a reflog) and the
 /// entry there.
 pub(super) type Found = BTreeMap<Vec<u8>, Vec<(String, Entry)>>;
@@ -1143,6 +1149,9 @@ impl SplitOnce for [u8] {
     }
 }
 
+/// A packed object's type and content (see [`Odb::object`]).
+type PackedObject = (u8, Arc<Vec<u8>>);
+
 /// A pack: its index (read whole) and its file.
 struct Pack {
     idx: Vec<u8>,
@@ -1157,15 +1166,15 @@ struct Odb {
     packs: Option<Vec<Pack>>,
     read: usize,
     /// Each tree read, by id: read once, however many commits share it.
-    trees: HashMap<Vec<u8>, Arc<Vec<(Vec<u8>, Entry)>>>,
+    trees: HashMap<Vec<u8>, Tree>,
     /// Packed objects that were a delta's base, by pack and offset, and their bytes in all
     /// (git's own delta base cache): the trees of successive commits are deltas of each
     /// other, chains of up to 50, and would otherwise be inflated again for each.
-    bases: HashMap<(usize, u64), (u8, Arc<Vec<u8>>)>,
+    bases: HashMap<(usize, u64), PackedObject>,
     base_bytes: usize,
     /// The gitlinks [`Odb::changed`] found moved (path, new commit, old commit), for the
     /// caller to compare in the submodule's own objects ([`GitState::gitlink_changed`]).
-    links: Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>)>,
+    links: Vec<MovedLink>,
 }
 
 impl Odb {
@@ -1254,7 +1263,7 @@ impl Odb {
     }
 
     /// A tree's entries: name, mode, id (read once per id).
-    fn tree(&mut self, id: &[u8]) -> Result<Arc<Vec<(Vec<u8>, Entry)>>, String> {
+    fn tree(&mut self, id: &[u8]) -> Result<Tree, String> {
         if let Some(t) = self.trees.get(id) {
             return Ok(t.clone());
         }
@@ -1458,12 +1467,7 @@ impl Odb {
 
     /// The object at `off` in pack `i` as a delta's base: from the cache, else read and kept
     /// (up to [`MAX_BASE_BYTES`] in all).
-    fn delta_base(
-        &mut self,
-        i: usize,
-        off: u64,
-        depth: usize,
-    ) -> Result<(u8, Arc<Vec<u8>>), String> {
+    fn delta_base(&mut self, i: usize, off: u64, depth: usize) -> Result<PackedObject, String> {
         if let Some((k, b)) = self.bases.get(&(i, off)) {
             return Ok((*k, b.clone()));
         }
