@@ -2944,6 +2944,84 @@ mod tests {
         assert!(staged[0].why.contains("the reflog of HEAD"), "{staged:?}");
     }
 
+    /// A gitlink moved in a linked worktree's index (`.git/worktrees/wt/index`) to a
+    /// submodule commit that adds `.envrc`, made with plumbing in the submodule's git
+    /// directory (`.git/modules/sub`; no ref, no reflog names it): what the operator's `git
+    /// submodule update` in that worktree checks out is reported at its path there.
+    #[test]
+    fn a_gitlink_moved_in_a_linked_worktrees_index() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        let (up, w) = (base.join("up"), base.join("w"));
+        for r in [&up, &w] {
+            std::fs::create_dir(r).unwrap();
+            git(r, &["init", "-q"]);
+            std::fs::write(r.join("a"), "a").unwrap();
+            git(r, &["add", "a"]);
+            git(r, &["commit", "-q", "-m", "a"]);
+        }
+        let url = format!("file://{}", up.display());
+        git(
+            &w,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &url,
+                "sub",
+            ],
+        );
+        git(&w, &["commit", "-q", "-m", "sub"]);
+        git(&w, &["worktree", "add", "-q", "wt"]);
+        let roots = [w.clone()];
+        let before = Snapshot::take(&roots);
+        let sub = w.join("sub");
+        let plumb = |args: &[&str], input: &str| {
+            let mut c = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&sub)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &sub)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{args:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        let blob = plumb(&["hash-object", "-w", "--stdin"], "evil\n");
+        let listing = format!(
+            "{}100644 blob {blob}\t.envrc\n",
+            git_out(&sub, &["ls-tree", "HEAD"])
+        );
+        let tree = plumb(&["mktree"], &listing);
+        let commit = plumb(&["commit-tree", &tree, "-p", "HEAD", "-m", "p"], "");
+        git(
+            &w.join("wt"),
+            &[
+                "update-index",
+                "--cacheinfo",
+                &format!("160000,{commit},sub"),
+            ],
+        );
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join("wt/sub/.envrc"));
+        assert!(
+            staged[0].why.contains("the gitlink sub in the index of"),
+            "{staged:?}"
+        );
+        assert!(staged[0].why.contains(".git/worktrees/wt"), "{staged:?}");
+    }
+
     /// A commit holding a surface file that several names hold (two branches, a tag, their
     /// reflogs and HEAD's): the finding names each of them, since the operator must undo each.
     #[test]
