@@ -1157,6 +1157,19 @@ const HIDDEN: &[Hidden] = &[
         operator_dir: ".",
         operator: "git submodule update -q",
     },
+    Hidden {
+        name: "glbranch",
+        // The same submodule layout, the gitlink moved in a branch's commit instead.
+        setup: "git init -q glbranch && echo a > glbranch/a && git -C glbranch add a \
+                && git -C glbranch commit -q -m a && git submodule add -q ./glbranch glbranch \
+                && git commit -q -m glb",
+        run: "cd glbranch && c=$(top) \
+              && git update-ref refs/heads/keep $(git -c user.name=run -c user.email=run@example.org commit-tree HEAD^{tree} -p $c -m keep) \
+              && cd .. && r=$(git ls-tree HEAD | awk -v c=$c -F '\\t' '$2 == \"glbranch\" { print \"160000 commit \" c \"\\tglbranch\"; next } { print }' | git mktree) \
+              && git branch glb $(git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m glb)",
+        operator_dir: ".",
+        operator: "git checkout -q glb && git submodule update -q",
+    },
 ];
 
 /// The plants of [`HIDDEN`] that write into `.git/worktrees` or `.git/modules`, read-only under
