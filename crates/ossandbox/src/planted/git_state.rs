@@ -570,6 +570,17 @@ impl GitState {
         old: Option<&[u8]>,
     ) -> Result<Vec<(Vec<u8>, Entry)>, String> {
         let rel = OsStr::from_bytes(path);
+        // A path git checks out is plain names; an index the run wrote byte by byte may hold
+        // `../..` or `/`, which must not send the scan reading another repository.
+        if !Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(format!(
+                "its path {} is no path git checks out",
+                String::from_utf8_lossy(path)
+            ));
+        }
         let mut dirs = vec![git_dir.join("modules").join(rel)];
         if common != git_dir {
             dirs.push(common.join("modules").join(rel));
@@ -1640,4 +1651,55 @@ fn apply_delta(base: &[u8], d: &[u8]) -> Option<Vec<u8>> {
         }
     }
     (out.len() == target).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gitlink whose path climbs out (`../../../outside`, which only an index written byte
+    /// by byte holds) is not looked up there: "could not check", not a comparison in another
+    /// repository's objects.
+    #[test]
+    fn a_gitlink_path_that_climbs_out_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let t = std::fs::canonicalize(d.path()).unwrap();
+        let outside = t.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(t.join("root/.git/modules")).unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&outside)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &outside)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        git(&["init", "-q", "--separate-git-dir", "objects-here"]);
+        std::fs::write(outside.join(".envrc"), "x").unwrap();
+        git(&["add", ".envrc"]);
+        git(&["commit", "-q", "-m", "e"]);
+        let id = hex::decode(git(&["rev-parse", "HEAD"])).unwrap();
+        // `modules/../../../outside/objects-here` is that repository's git directory.
+        let git_dir = t.join("root/.git");
+        let state = GitState::from_reads(HashMap::new());
+        let climbs = b"../../../outside/objects-here";
+        assert!(std::fs::metadata(
+            git_dir
+                .join("modules")
+                .join(OsStr::from_bytes(climbs))
+                .join("objects")
+        )
+        .is_ok());
+        let res = state.gitlink_changed(&git_dir, &git_dir, climbs, &id, None);
+        assert!(
+            res.as_ref()
+                .is_err_and(|e| e.contains("no path git checks out")),
+            "{res:?}"
+        );
+    }
 }
