@@ -144,6 +144,11 @@ impl Fixture {
 
     /// [`Fixture::exec`]'s command, to spawn.
     fn exec_cmd(&self, script: &str) -> Command {
+        self.exec_cmd_in(&self.ws, script)
+    }
+
+    /// [`Fixture::exec_cmd`] in `dir`.
+    fn exec_cmd_in(&self, dir: &Path, script: &str) -> Command {
         let mut c = Command::new(cordon());
         // --approve-all: what is tested is what an approved run can leave behind, not whether
         // the shell tool asks about it first (a plant's `git -c sequence.editor=…` or a helper
@@ -153,7 +158,7 @@ impl Fixture {
             .arg(self.root.join("policies/cordon.toml"))
             .arg("--approve-all")
             .args(["--", "/bin/sh", "-c", script])
-            .current_dir(&self.ws);
+            .current_dir(dir);
         self.as_user(&mut c);
         c
     }
@@ -1003,11 +1008,14 @@ mod staged_surface {
 }
 
 /// `mk DIR`: a commit on top of HEAD that adds `DIR/.envrc`, made with plumbing alone (the
-/// index and the worktree untouched); it prints the commit's id.
+/// index and the worktree untouched); it prints the commit's id. `top`: the same with
+/// `.envrc` at the top (run in another repository: a submodule's, a bare one).
 const MK: &str = "blob() { printf 'touch /tmp/cordon-never\\n' | git hash-object -w --stdin; }; \
      mk() { t=$(printf '100644 blob %s\\t.envrc\\n' $(blob) | git mktree) \
      && r=$({ git ls-tree HEAD; printf '040000 tree %s\\t%s\\n' $t $1; } | git mktree) \
-     && git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m $1; }";
+     && git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m $1; }; \
+     top() { t=$({ git ls-tree HEAD; printf '100644 blob %s\\t.envrc\\n' $(blob); } | git mktree) \
+     && git -c user.name=run -c user.email=run@example.org commit-tree $t -p HEAD -m top; }";
 
 /// One way to hide a surface file (`PATH` = `NAME/.envrc`) in git's state other than the index,
 /// HEAD and `refs/stash`, and the operator's ordinary git that writes it out.
@@ -1112,7 +1120,61 @@ const HIDDEN: &[Hidden] = &[
         operator_dir: "worktree",
         operator: "git checkout -- .envrc",
     },
+    Hidden {
+        name: "bare",
+        // A bare repository in the root (a mirror the operator clones or adds worktrees from).
+        setup: "git clone -q --bare . bare.git",
+        run: "cd bare.git && git branch feat $(top)",
+        operator_dir: ".",
+        operator: "git clone -q -b feat bare.git bare",
+    },
+    Hidden {
+        name: "modgl",
+        // A submodule the operator deinitialized: its git directory `.git/modules/modgl`
+        // stays, its worktree is empty (no `.git` file there leads to it). Cloned through
+        // `file://`: a local path's clone hard-links the objects, which protect refuses.
+        setup: "git init -q modgl-up && echo a > modgl-up/a && git -C modgl-up add a \
+                && git -C modgl-up commit -q -m a \
+                && git -c protocol.file.allow=always submodule add -q \"file://$PWD/modgl-up\" modgl \
+                && git commit -q -m m && git submodule deinit -q modgl",
+        run: "cd .git/modules/modgl && git update-ref refs/heads/feat $(top)",
+        operator_dir: ".",
+        operator: "git submodule update -q --init modgl && git -C modgl checkout -q feat",
+    },
+    Hidden {
+        name: "gitlink",
+        // A submodule whose git directory is its own `gitlink/.git` (an existing repository
+        // added as one).
+        setup: "git init -q gitlink && echo a > gitlink/a && git -C gitlink add a \
+                && git -C gitlink commit -q -m a && git submodule add -q ./gitlink gitlink \
+                && git commit -q -m gl",
+        // The superproject's gitlink moved (in the index) to a commit that no ref holds: a
+        // ref holds its child, which drops the file again (`git submodule update` checks
+        // out a commit only when a ref reaches it).
+        run: "cd gitlink && c=$(top) \
+              && git update-ref refs/heads/keep $(git -c user.name=run -c user.email=run@example.org commit-tree HEAD^{tree} -p $c -m keep) \
+              && cd .. && git update-index --cacheinfo 160000,$c,gitlink",
+        operator_dir: ".",
+        operator: "git submodule update -q",
+    },
+    Hidden {
+        name: "glbranch",
+        // The same submodule layout, the gitlink moved in a branch's commit instead.
+        setup: "git init -q glbranch && echo a > glbranch/a && git -C glbranch add a \
+                && git -C glbranch commit -q -m a && git submodule add -q ./glbranch glbranch \
+                && git commit -q -m glb",
+        run: "cd glbranch && c=$(top) \
+              && git update-ref refs/heads/keep $(git -c user.name=run -c user.email=run@example.org commit-tree HEAD^{tree} -p $c -m keep) \
+              && cd .. && r=$(git ls-tree HEAD | awk -v c=$c -F '\\t' '$2 == \"glbranch\" { print \"160000 commit \" c \"\\tglbranch\"; next } { print }' | git mktree) \
+              && git branch glb $(git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m glb)",
+        operator_dir: ".",
+        operator: "git checkout -q glb && git submodule update -q",
+    },
 ];
+
+/// The plants of [`HIDDEN`] that write into `.git/worktrees` or `.git/modules`, read-only under
+/// `sandbox.git = "protect"`.
+const REFUSED_UNDER_PROTECT: &[&str] = &["worktree", "modgl"];
 
 /// Each of [`HIDDEN`], without cordon: the operator's git writes the file out (the attack
 /// works, so its test proves something).
@@ -1166,7 +1228,11 @@ fn hidden_missed(stdout: &str, text: &str) -> (usize, Vec<&'static str>) {
         .collect();
     let missed = took
         .iter()
-        .filter(|h| !text.contains(&format!("{}/.envrc", h.name)))
+        // A bare repository `NAME.git` has no worktree: the finding names the file in it.
+        .filter(|h| {
+            !text.contains(&format!("{}/.envrc", h.name))
+                && !text.contains(&format!("{}.git/.envrc", h.name))
+        })
         .map(|h| h.name)
         .collect();
     (took.len(), missed)
@@ -1183,12 +1249,13 @@ fn hidden_git_state(who: Who, sandbox: Sandbox) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let (took, missed) = hidden_missed(&stdout, &stderr);
-    // Under `protect` the linked worktree's git directory (`.git/worktrees/`) is read-only:
-    // that plant is refused there; every other one takes everywhere.
+    // Under `protect` the git directories of a linked worktree (`.git/worktrees/`) and of a
+    // submodule (`.git/modules/`) are read-only: those plants are refused there; every other
+    // one takes everywhere.
     let refused = if sandbox == Sandbox::LandlockWritable {
         0
     } else {
-        1
+        REFUSED_UNDER_PROTECT.len()
     };
     assert_eq!(took, HIDDEN.len() - refused, "{}", describe(&out));
     assert!(
@@ -1233,10 +1300,31 @@ mod hidden_git_state {
 fn hidden_git_state_killed(who: Who, sandbox: Sandbox) {
     let fx = Fixture::new(who, sandbox);
     hidden_setup(&fx);
-    let mut c = fx.exec_cmd(&format!(
-        "{{ {} }} > took.txt; touch planted.txt; exec sleep 300",
-        hidden_script()
-    ));
+    let out = killed_then_next(&fx, &format!("{{ {} }} > took.txt", hidden_script()));
+    let stdout = fs::read_to_string(fx.ws.join("took.txt")).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ended before its after-run scan"),
+        "{}",
+        describe(&out)
+    );
+    let (took, missed) = hidden_missed(&stdout, &stderr);
+    assert!(
+        took >= HIDDEN.len() - REFUSED_UNDER_PROTECT.len(),
+        "{stdout}"
+    );
+    assert!(
+        missed.is_empty(),
+        "not reported: {missed:?}\n{}",
+        describe(&out)
+    );
+}
+
+/// Runs `script` under cordon and SIGKILLs that cordon once the script is done (before its
+/// after-run scan); the next run's output, whose scan is of the dead run too (what it reports
+/// says "an earlier run's cordon ended before its after-run scan").
+fn killed_then_next(fx: &Fixture, script: &str) -> Output {
+    let mut c = fx.exec_cmd(&format!("{script}; touch planted.txt; exec sleep 300"));
     let mut child = c
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -1252,21 +1340,40 @@ fn hidden_git_state_killed(who: Who, sandbox: Sandbox) {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let stdout = fs::read_to_string(fx.ws.join("took.txt")).unwrap();
-    let out = fx.exec("true");
+    fx.exec("true")
+}
+
+/// Class 4 without the dead run's git state (past what a run keeps: 20,000 packed tags): a
+/// branch the killed run made, its index untouched, is reported as not checked (by the ctime
+/// of what holds the refs), not passed.
+fn unkept_git_state_killed(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(
+        "h=$(git rev-parse HEAD) && seq 1 20000 | sed \"s|.*|$h refs/tags/t&|\" >> .git/packed-refs",
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = killed_then_next(&fx, &format!("{MK}; git branch feat $(mk branch)"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("ended before its after-run scan"),
+        stderr.contains(&format!(
+            "{} (changed, git-state): the dead run changed this repository's refs or reflogs, and cordon could not check",
+            fx.ws.join(".git").display()
+        )),
         "{}",
         describe(&out)
     );
-    let (took, missed) = hidden_missed(&stdout, &stderr);
-    assert!(took >= HIDDEN.len() - 1, "{stdout}");
-    assert!(
-        missed.is_empty(),
-        "not reported: {missed:?}\n{}",
-        describe(&out)
-    );
+}
+
+mod unkept_git_state_killed {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_user() {
+        unkept_git_state_killed(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        unkept_git_state_killed(Who::Root, Sandbox::LandlockWritable);
+    }
 }
 
 mod hidden_git_state_killed {
@@ -1367,5 +1474,71 @@ mod rr_cache {
         );
         let merged = fx.operator_sh(MERGE_THEN_ENVRC);
         assert!(fx.marked(), "{}", describe(&merged));
+    }
+}
+
+/// A root that is a git directory itself under `sandbox.git = "protect"`: a bare repository
+/// (`ws/bare.git` as the root) or a repository's `.git` given as the root. Its configuration
+/// surface is read-only in the kernel (bwrap's mounts, the Landlock init's), as a root's own
+/// `.git` is, not only refused by the file tools and undone by the scan: a command's write
+/// to its config, a hook or `info/attributes` fails; git itself works there.
+fn git_dir_root(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("git clone -q --bare . bare.git");
+    assert!(out.status.success(), "{}", describe(&out));
+    let policy = fx.root.join("policies/cordon.toml");
+    let text = fs::read_to_string(&policy).unwrap();
+    for root in ["bare.git", ".git"] {
+        fs::write(
+            &policy,
+            text.replace("root = \"../ws\"", &format!("root = \"../ws/{root}\"")),
+        )
+        .unwrap();
+        let dir = fx.ws.join(root);
+        let out = fx
+            .exec_cmd_in(
+                &dir,
+                "git branch probe && echo GIT-OK; echo ran; \
+                 for f in config hooks/post-checkout info/attributes; do \
+                 ( printf '#x\\n' >> $f ) 2>/dev/null && echo WROTE-$f; done; true",
+            )
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("ran"), "{root}: {}", describe(&out));
+        // git works there meanwhile (what is missing of the surface reads as git's empty
+        // files, not as a file it may not read).
+        assert!(stdout.contains("GIT-OK"), "{root}: {}", describe(&out));
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("unable to access"),
+            "{root}: {}",
+            describe(&out)
+        );
+        assert!(!stdout.contains("WROTE"), "{root}: {}", describe(&out));
+        for f in ["config", "info/attributes"] {
+            let body = fs::read_to_string(dir.join(f)).unwrap_or_default();
+            assert!(!body.contains("#x"), "{root}/{f}: {body}");
+        }
+        assert!(!dir.join("hooks/post-checkout").exists(), "{root}");
+    }
+}
+
+mod git_dir_root {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        git_dir_root(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        git_dir_root(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        git_dir_root(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        git_dir_root(Who::User, Sandbox::LandlockProtect);
     }
 }

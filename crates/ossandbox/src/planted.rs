@@ -91,6 +91,9 @@ const KEEP_GIT: usize = 1 << 20;
 const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
 const MAX_GIT_DEPTH: usize = 8;
+/// A git-state finding names at most this many refs and reflogs that hold it (then "and N
+/// more"): enough to undo by, bounded for a run that names one commit from thousands of refs.
+const MAX_PLACES: usize = 16;
 
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters: the persistence surface's (`cordon_policy::surface`).
@@ -303,6 +306,10 @@ pub struct Snapshot {
     /// While a snapshot is taken: the earlier snapshot's reads of each git directory's refs
     /// and reflogs, and when it began (see `git_state::Reads`).
     earlier_git: HashMap<PathBuf, (git_state::Reads, SystemTime)>,
+    /// While a snapshot is taken: submodules' git directories (`modules/NAME`), whose state is
+    /// recorded after the walk, for the worktree a `.git` file the walk found names, else for
+    /// none (see [`Snapshot::git_state`]).
+    modules: Vec<PathBuf>,
     /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
     listings: HashMap<PathBuf, Listing>,
     /// When the snapshot began.
@@ -608,6 +615,12 @@ impl Snapshot {
         for root in roots {
             s.walk(root, limit, earlier);
         }
+        // A submodule's git directory whose worktree no `.git` file in a root leads to (it
+        // lies outside the roots, or the operator deinitialized it): its refs and index are
+        // what the operator's `git submodule update` and a checkout in it write out.
+        for gd in std::mem::take(&mut s.modules) {
+            s.git_state(&gd, &gd);
+        }
         s.earlier_git.clear();
         s
     }
@@ -794,6 +807,14 @@ impl Snapshot {
                 WithinKind::GitDir => {
                     self.git_dir(&w.path, 0);
                     self.linked_hooks(&w.path, root);
+                    // Its refs and index, for its worktree (a `.git`'s parent; a bare
+                    // repository has none: itself).
+                    let worktree = match w.path.file_name() {
+                        Some(n) if n == ".git" => w.path.parent().unwrap_or(&w.path),
+                        _ => &w.path,
+                    }
+                    .to_path_buf();
+                    self.git_state(&w.path, &worktree);
                 }
                 WithinKind::Dir => {
                     if self.note(w.path.clone(), what, w.why, true) {
@@ -1145,6 +1166,9 @@ impl Snapshot {
                 );
                 self.git_dir(&dir, 0);
                 self.linked_hooks(&dir, &root_of);
+                // Its refs: what the operator's `git clone` of it, or `git worktree add`
+                // from it, checks out.
+                self.git_state(&dir, &dir);
                 continue;
             }
             for (on_disk, is_dir) in names {
@@ -1317,6 +1341,8 @@ impl Snapshot {
                     self.git_dir(&path, depth);
                     if dir.file_name().is_some_and(|n| n == "worktrees") {
                         self.linked_worktree(&path);
+                    } else {
+                        self.modules.push(path.clone());
                     }
                 } else {
                     self.nested_git_dirs(&path, why, depth + 1);
@@ -1409,7 +1435,9 @@ impl Snapshot {
         }
     }
 
-    /// Records `git_dir`'s state (see `git_state`) for `worktree`, once per git directory.
+    /// Records `git_dir`'s state (see `git_state`) for `worktree`, once per git directory. A
+    /// git directory with no worktree (a bare repository, a submodule's whose worktree is not
+    /// in a root) is its own: its findings name the file in it.
     fn git_state(&mut self, git_dir: &Path, worktree: &Path) {
         if self.git.contains_key(git_dir) {
             return;
@@ -1534,18 +1562,27 @@ impl Snapshot {
                 out.extend(found);
             }
             None => {
+                // Without the kept state, anything of git's written since the run began (by
+                // ctime, which a run cannot set back) is reported as not checked.
                 for (git_dir, now) in &self.git {
-                    if now.index_changed_since(since) {
-                        out.push(Finding {
-                            path: git_dir.clone(),
-                            what: What::GitState,
-                            change: Change::Changed,
-                            why: "the dead run changed this repository's index, and cordon could not check what it staged: its earlier git state was not kept".into(),
-                            handling: Handling::Reported(
-                                "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
-                            ),
-                        });
-                    }
+                    let what = match (
+                        now.index_changed_since(since),
+                        now.refs_changed_since(since),
+                    ) {
+                        (false, false) => continue,
+                        (true, false) => "index",
+                        (false, true) => "refs or reflogs",
+                        (true, true) => "index, refs or reflogs",
+                    };
+                    out.push(Finding {
+                        path: git_dir.clone(),
+                        what: What::GitState,
+                        change: Change::Changed,
+                        why: format!("the dead run changed this repository's {what}, and cordon could not check what it put there: its earlier git state was not kept (larger than {} KiB, or kept by an older cordon)", KEEP_GIT >> 10),
+                        handling: Handling::Reported(
+                            "check `git diff --cached`, `git log --all`, `git reflog` and `git stash list` before any `git checkout`, `git reset --hard`, `git merge` or `git stash pop`".into(),
+                        ),
+                    });
                 }
             }
         }
@@ -1791,8 +1828,17 @@ impl Snapshot {
                 {
                     continue;
                 }
+                // Each place that holds it (every ref and reflog: the operator undoes each),
+                // named up to a bound.
                 let mut places: Vec<&str> = places.iter().map(|(p, _)| p.as_str()).collect();
+                places.sort_unstable();
                 places.dedup();
+                let more = places.len().saturating_sub(MAX_PLACES);
+                places.truncate(MAX_PLACES);
+                let mut places = places.join(", ");
+                if more > 0 {
+                    places.push_str(&format!(" and {more} more"));
+                }
                 let rel_s = String::from_utf8_lossy(&rel).into_owned();
                 let why = cordon_policy::surface::classify(
                     Path::new(std::ffi::OsStr::from_bytes(&rel)),
@@ -1804,8 +1850,8 @@ impl Snapshot {
                     what: What::GitState,
                     change: Change::Appeared,
                     why: format!(
-                        "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`), for the next tool to run ({why})",
-                        places.join(", "),
+                        "put by the run into {} of {}: the operator's git writes it out when it checks out, resets to, merges or applies what holds it (`git checkout .`, `git reset --hard`, `git stash pop`, `git checkout BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git sparse-checkout disable`, `git submodule update`, `git clone` of a bare repository), for the next tool to run ({why})",
+                        places,
                         git_dir.display()
                     ),
                     handling: Handling::Reported(format!(
@@ -2803,6 +2849,212 @@ mod tests {
 
     fn git_state(found: &[Finding]) -> Vec<&Finding> {
         found.iter().filter(|f| f.what == What::GitState).collect()
+    }
+
+    /// A long rebase by the run (600 commits, each a line of HEAD's reflog), one of them
+    /// adding `.envrc` and the next dropping it again: every commit the reflog names is
+    /// compared (the trees shared with the base read once), and the plant is reported by its
+    /// path, not as "could not check".
+    #[test]
+    fn a_long_rebase_is_compared_whole() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        for dir in ["src/a/b", "src/c", "doc"] {
+            std::fs::create_dir_all(w.join(dir)).unwrap();
+            for i in 0..20 {
+                std::fs::write(w.join(dir).join(format!("f{i}")), format!("{i}")).unwrap();
+            }
+        }
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "base"]);
+        let head = git_out(&w, &["rev-parse", "HEAD"]).trim().to_string();
+        let mut before = Snapshot::take(&roots);
+        before.started = before.started.map(|t| t + Duration::from_secs(60));
+        const N: usize = 600;
+        let mut stream = String::new();
+        for i in 1..=N {
+            stream.push_str(&format!(
+                "commit refs/heads/topic\nmark :{i}\ncommitter t <t@t> 1700000000 +0000\ndata 1\nx\n"
+            ));
+            if i == 1 {
+                stream.push_str(&format!("from {head}\n"));
+            }
+            stream.push_str(&format!(
+                "M 100644 inline src/a/b/f1\ndata {}\n{i}\n",
+                i.to_string().len()
+            ));
+            if i == N / 2 {
+                stream.push_str("M 100644 inline .envrc\ndata 4\nevil\n");
+            }
+            if i == N / 2 + 1 {
+                stream.push_str("D .envrc\n");
+            }
+        }
+        let marks = w.join("marks");
+        let mut c = Command::new("git")
+            .args(["fast-import", "--quiet"])
+            .arg(format!("--export-marks={}", marks.display()))
+            .current_dir(&w)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &w)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(stream.as_bytes())
+            .unwrap();
+        assert!(c.wait().unwrap().success());
+        let ids: BTreeMap<usize, String> = std::fs::read_to_string(&marks)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (m, id) = l.split_once(' ').unwrap();
+                (m[1..].parse().unwrap(), id.to_string())
+            })
+            .collect();
+        std::fs::remove_file(&marks).unwrap();
+        // What `git rebase` writes to HEAD's reflog: a line per commit picked.
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(w.join(".git/logs/HEAD"))
+            .unwrap();
+        let mut prev = head.clone();
+        for i in 1..=N {
+            writeln!(
+                log,
+                "{prev} {} t <t@t> 1700000000 +0000\trebase (pick): x",
+                ids[&i]
+            )
+            .unwrap();
+            prev = ids[&i].clone();
+        }
+        drop(log);
+        let t = std::time::Instant::now();
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        eprintln!("{N} tips compared in {:?}", t.elapsed());
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join(".envrc"));
+        assert!(staged[0].why.contains("the reflog of HEAD"), "{staged:?}");
+    }
+
+    /// A gitlink moved in a linked worktree's index (`.git/worktrees/wt/index`) to a
+    /// submodule commit that adds `.envrc`, made with plumbing in the submodule's git
+    /// directory (`.git/modules/sub`; no ref, no reflog names it): what the operator's `git
+    /// submodule update` in that worktree checks out is reported at its path there.
+    #[test]
+    fn a_gitlink_moved_in_a_linked_worktrees_index() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        let (up, w) = (base.join("up"), base.join("w"));
+        for r in [&up, &w] {
+            std::fs::create_dir(r).unwrap();
+            git(r, &["init", "-q"]);
+            std::fs::write(r.join("a"), "a").unwrap();
+            git(r, &["add", "a"]);
+            git(r, &["commit", "-q", "-m", "a"]);
+        }
+        let url = format!("file://{}", up.display());
+        git(
+            &w,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &url,
+                "sub",
+            ],
+        );
+        git(&w, &["commit", "-q", "-m", "sub"]);
+        git(&w, &["worktree", "add", "-q", "wt"]);
+        let roots = [w.clone()];
+        let before = Snapshot::take(&roots);
+        let sub = w.join("sub");
+        let plumb = |args: &[&str], input: &str| {
+            let mut c = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&sub)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &sub)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{args:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        let blob = plumb(&["hash-object", "-w", "--stdin"], "evil\n");
+        let listing = format!(
+            "{}100644 blob {blob}\t.envrc\n",
+            git_out(&sub, &["ls-tree", "HEAD"])
+        );
+        let tree = plumb(&["mktree"], &listing);
+        let commit = plumb(&["commit-tree", &tree, "-p", "HEAD", "-m", "p"], "");
+        git(
+            &w.join("wt"),
+            &[
+                "update-index",
+                "--cacheinfo",
+                &format!("160000,{commit},sub"),
+            ],
+        );
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        assert_eq!(staged[0].path, w.join("wt/sub/.envrc"));
+        assert!(
+            staged[0].why.contains("the gitlink sub in the index of"),
+            "{staged:?}"
+        );
+        assert!(staged[0].why.contains(".git/worktrees/wt"), "{staged:?}");
+    }
+
+    /// A commit holding a surface file that several names hold (two branches, a tag, their
+    /// reflogs and HEAD's): the finding names each of them, since the operator must undo each.
+    #[test]
+    fn every_ref_that_holds_a_plant_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(d.path()).unwrap();
+        let roots = [w.clone()];
+        git(&w, &["init", "-q"]);
+        std::fs::write(w.join("a.txt"), "a").unwrap();
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "a"]);
+        let before = Snapshot::take(&roots);
+        git(&w, &["checkout", "-q", "-b", "one"]);
+        std::fs::write(w.join(".envrc"), "touch /tmp/never").unwrap();
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-q", "-m", "p"]);
+        git(&w, &["checkout", "-q", "-"]);
+        git(&w, &["branch", "two", "one"]);
+        git(&w, &["tag", "three", "one"]);
+        assert!(!w.join(".envrc").exists());
+        let after = Snapshot::take(&roots);
+        let found = after.findings_since(&before);
+        let staged = git_state(&found);
+        assert_eq!(staged.len(), 1, "{found:?}");
+        for name in [
+            "refs/heads/one's commit",
+            "refs/heads/two's commit",
+            "refs/tags/three's commit",
+            "the reflog of refs/heads/two",
+            "the reflog of HEAD",
+        ] {
+            assert!(staged[0].why.contains(name), "{name}: {staged:?}");
+        }
     }
 
     /// A surface file committed to HEAD (and gone from the worktree and the index), with every
@@ -4747,6 +4999,9 @@ mod tests {
             let settings = root.join(".claude/settings.json");
             std::fs::write(&settings, "{}\n").unwrap();
             std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+            // HEAD is the operator's, from before the run (a ref written within the stamps'
+            // slack of its start counts as the run's where its git state was not kept).
+            std::thread::sleep(STAMP_SLACK * 2);
             let started = SystemTime::now();
             let mut kept = Snapshot::take(roots).kept();
             assert!(
@@ -4807,6 +5062,9 @@ mod tests {
             let settings = root.join(".claude/settings.json");
             std::fs::write(&settings, "{\"hooks\":1}\n").unwrap();
             std::fs::write(root.join(".envrc"), vec![b'#'; MAX_CONTENT as usize + 1]).unwrap();
+            // HEAD is the operator's, from before the run (a ref written within the stamps'
+            // slack of its start counts as the run's where its git state was not kept).
+            std::thread::sleep(STAMP_SLACK * 2);
             let started = SystemTime::now();
             let mut kept = Snapshot::take(roots).kept();
             if !whole {

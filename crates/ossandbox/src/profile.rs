@@ -191,9 +191,12 @@ pub const GIT_CONFIG_SURFACE: &[(&str, &str)] = cordon_policy::surface::GIT_CONF
 /// missing one means: git refuses an empty one, which would stop the sandboxed git and the
 /// operator's while the run lasts). `None` elsewhere: a read-only `/dev/null`.
 pub fn placeholder_content(path: &Path) -> Option<&'static [u8]> {
-    let in_git_dir = path
-        .parent()
-        .is_some_and(|p| p.components().any(|c| c.as_os_str() == ".git"));
+    // (A bare repository's, given as a root, too: its name is not `.git`.)
+    let in_git_dir = path.parent().is_some_and(|p| {
+        p.components().any(|c| c.as_os_str() == ".git")
+            || p.ancestors()
+                .any(cordon_policy::surface::looks_like_git_dir)
+    });
     if !in_git_dir {
         return None;
     }
@@ -211,6 +214,23 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
     let dot_git = root.join(".git");
     let origin =
         |what: &str| format!("sandbox.git = \"protect\" (in sandbox.paths.{name}): {what}");
+    // The root is a git directory itself (a bare repository, or `proj/.git` given as the
+    // root; told as the scan and the file tools tell it, `surface::within_root`): its own
+    // configuration surface, as a `.git` directory's. It has no `.git` of its own to cover.
+    let root_is_git_dir = cordon_policy::surface::within_root(root, None)
+        .iter()
+        .any(|w| w.what == cordon_policy::surface::WithinKind::GitDir);
+    if root_is_git_dir {
+        let mut out: Vec<Protected> = GIT_CONFIG_SURFACE
+            .iter()
+            .map(|(rel, why)| Protected {
+                path: root.join(rel),
+                origin: origin(&format!("the root is a git directory: {why}")),
+            })
+            .collect();
+        out.extend(linked_from(root, root, &origin));
+        return out;
+    }
     match std::fs::symlink_metadata(&dot_git) {
         Ok(m) if m.is_dir() => {
             let mut out: Vec<Protected> = GIT_CONFIG_SURFACE

@@ -550,12 +550,16 @@ impl FileTool {
                     hit.why
                 ),
             ))),
-            // The kernel keeps only the root's own `.git` read-only (`profile::git_protected`);
-            // a nested or bare repository's configuration is the after-run scan's, and the
-            // refusal says so rather than claim a protection the kernel does not apply.
+            // The kernel keeps only the root's own `.git` read-only, or the root when it is a
+            // git directory itself (`profile::git_protected`); a nested or bare repository's
+            // configuration is the after-run scan's, and the refusal says so rather than
+            // claim a protection the kernel does not apply.
             Kind::Git if self.shared.git_protected => Err(Stop::Deny(Refusal::new(
                 "protected",
-                if rel.starts_with(".git") {
+                if rel.starts_with(".git")
+                    || dir.file_name().is_some_and(|n| n == ".git")
+                    || looks_like_git_dir(dir)
+                {
                     format!(
                         "`{key}` is inside a git directory and sandbox.git = \"protect\" keeps it read-only ({})",
                         hit.why

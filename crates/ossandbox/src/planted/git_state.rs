@@ -7,6 +7,10 @@
 //! no such file after the run, yet the operator's own `git checkout .`, `git checkout
 //! BRANCH`, `git merge`, `git reset --hard ORIG_HEAD`, `git stash pop` or `git
 //! sparse-checkout disable` writes it out later, outside any sandbox, for the next tool to run.
+//! The same for a gitlink (in an index or a commit) moved to a submodule commit that holds one
+//! (`git submodule update` checks it out; compared in the submodule's own objects), and for
+//! the git directories without a worktree in a root: a bare repository (`git clone`, `git
+//! worktree add` from it) and a submodule's `modules/NAME` (its findings name the file in it).
 //!
 //! Git is never run for this (the repository's configuration may be the run's): the index is
 //! read by [`super::visit_index`], refs, reflogs and objects (loose and packed, deltas
@@ -31,10 +35,17 @@ use std::sync::Arc;
 
 /// Objects larger than this (inflated) are not read: a tree or commit never is.
 const MAX_OBJECT: u64 = 64 * 1024 * 1024;
+/// Trees kept parsed per comparison, at most (past it they are read again when needed).
+const MAX_CACHED_TREES: usize = 1 << 16;
+/// Bytes of delta bases kept per comparison, at most ([`Odb::delta_base`]; git's own
+/// `core.deltaBaseCacheLimit` is 96 MiB).
+const MAX_BASE_BYTES: usize = 32 << 20;
 /// A pack index larger than this is not read.
 const MAX_PACK_INDEX: u64 = 1 << 30;
 /// Objects read per comparison, at most (a tree walk of a huge repository whose every tree
-/// changed says so rather than running on).
+/// changed, or a run that names millions of new commits, says so rather than running on): the
+/// cost budget of the whole comparison of one git directory. Each tree is read once (a long
+/// rebase's commits share all but a few trees with each other and the base).
 const MAX_OBJECTS: usize = 1_000_000;
 /// Delta chains longer than this are not followed (git's own default depth is 50; each link
 /// is a frame of a recursion on the scanning thread's stack).
@@ -48,6 +59,12 @@ type Entry = (u32, Vec<u8>);
 
 /// A commit's tree and parents.
 type Commit = (Vec<u8>, Vec<Vec<u8>>);
+
+/// A tree's entries as read: name, mode and id.
+type Tree = Arc<Vec<(Vec<u8>, Entry)>>;
+
+/// A gitlink found moved: its path, the commit it names now, and before (none: added).
+type MovedLink = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
 
 /// Surface paths found in git's state, each with where (the index, a ref, a reflog) and the
 /// entry there.
@@ -143,9 +160,6 @@ const PSEUDO_REFS: &[&str] = &[
 /// Loose refs and reflogs listed per git directory, at most: past it the refs are "not
 /// checked" (a run that fills `refs/` with names does not make the scan run on).
 const MAX_REFS: usize = 100_000;
-/// Commits (ref targets and reflog entries new since the run began) whose trees are compared,
-/// at most, per git directory: past it, "not checked".
-const MAX_TIPS: usize = 256;
 /// A reflog larger than this is not read ("not checked" when it changed).
 const MAX_LOG: u64 = 64 << 20;
 
@@ -215,6 +229,19 @@ impl GitState {
     pub(super) fn index_changed_since(&self, since: super::Began) -> bool {
         self.index_id
             .is_some_and(|i| super::stamped_at_or_after((i.6, i.7), since))
+    }
+
+    /// Whether a ref or reflog file (what [`read_refs`] read: loose refs, `packed-refs`, the
+    /// pseudo-refs, the reflogs) was written at or after `since`, by ctime: the dead-run
+    /// scan's check when the run's git state was not kept. Directories are passed over (git
+    /// and cordon's own quarantine create and rename files in the git directory in ordinary
+    /// work); a ref or reflog created or rewritten is a file of a new ctime itself, and one
+    /// removed writes nothing out.
+    pub(super) fn refs_changed_since(&self, since: super::Began) -> bool {
+        self.reads.iter().any(|(path, (st, _))| {
+            super::stamped_at_or_after((st.5, st.6), since)
+                && !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        })
     }
 
     /// The worktree git writes this git directory's files into.
@@ -297,8 +324,8 @@ impl GitState {
         }
     }
 
-    /// The index entries the comparison looks at: surface paths and a sparse index's
-    /// directories (name → mode and id); `None` when the index cannot be read.
+    /// The index entries the comparison looks at: surface paths, a sparse index's
+    /// directories and gitlinks (name → mode and id); `None` when the index cannot be read.
     fn relevant_entries(&self) -> Option<BTreeMap<Vec<u8>, Entry>> {
         if let Some(kept) = &self.kept_entries {
             return Some(kept.clone());
@@ -307,7 +334,7 @@ impl GitState {
         for f in self.index.as_ref()? {
             // Filtered as read: most entries of a large index are not kept at all.
             let (kept, _) = super::visit_index(f, |out, name, mode, id| {
-                if mode != GITLINK && (mode == TREE || on_surface(name).is_some()) {
+                if mode == GITLINK || mode == TREE || on_surface(name).is_some() {
                     out.push((name.to_vec(), (mode, id.to_vec())));
                 }
             })?;
@@ -340,6 +367,24 @@ impl GitState {
                 }
             }
         };
+        // The gitlinks the last comparison found moved (in the index or a commit `places`
+        // name): what `git submodule update` then checks out in each submodule.
+        let gitlinks =
+            |odb: &mut Odb, found: &mut Found, unchecked: &mut Vec<String>, places: &[String]| {
+                for (path, new, old) in std::mem::take(&mut odb.links) {
+                    let p = String::from_utf8_lossy(&path).into_owned();
+                    match self.gitlink_changed(git_dir, &common, &path, &new, old.as_deref()) {
+                        Ok(paths) => {
+                            for place in places {
+                                let at = format!("the gitlink {p} in {place}");
+                                add(found, &at, paths.clone());
+                            }
+                        }
+                        Err(why) => unchecked
+                            .push(format!("the gitlink {p} in {}: {why}", places.join(", "))),
+                    }
+                }
+            };
         if self.index_id != before.index_id {
             match self.relevant_entries() {
                 None => unchecked.push(format!(
@@ -349,6 +394,12 @@ impl GitState {
                 Some(now) => {
                     for (name, e) in now {
                         if was.get(&name) == Some(&e) {
+                            continue;
+                        }
+                        if e.0 == GITLINK {
+                            let old = was.get(&name).filter(|o| o.0 == GITLINK);
+                            odb.links
+                                .push((name.clone(), e.1, old.map(|o| o.1.clone())));
                             continue;
                         }
                         if e.0 != TREE {
@@ -373,6 +424,12 @@ impl GitState {
                 }
             }
         }
+        gitlinks(
+            &mut odb,
+            &mut found,
+            &mut unchecked,
+            &["the index".to_string()],
+        );
         // What a name held before the run (its first id), else what HEAD held: what the
         // operator's git compares a tip of that name with.
         let held_then = |name: &str| {
@@ -452,32 +509,100 @@ impl GitState {
             new_tips(format!("the reflog of {name}"), name, ids);
         }
         // The same commit against the same base is compared once (a commit moves HEAD, its
-        // branch and both their reflogs to it).
-        let mut seen = std::collections::HashSet::new();
-        tips.retain(|t| seen.insert((t.id.clone(), t.base.clone(), t.stash)));
-        if tips.len() > MAX_TIPS {
-            unchecked.push(format!(
-                "the run made refs and reflogs name {} commits; cordon compares at most {MAX_TIPS}",
-                tips.len()
-            ));
-            tips.truncate(MAX_TIPS);
+        // branch and both their reflogs to it), and what it holds is reported at each place
+        // that names it: the operator must undo every one of them.
+        let mut groups: Vec<(Tip, Vec<String>)> = Vec::new();
+        let mut group_of: HashMap<_, usize> = HashMap::new();
+        for t in tips {
+            match group_of.entry((t.id.clone(), t.base.clone(), t.stash)) {
+                std::collections::hash_map::Entry::Occupied(g) => {
+                    groups[*g.get()].1.push(t.place);
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(groups.len());
+                    let place = t.place.clone();
+                    groups.push((t, vec![place]));
+                }
+            }
         }
-        for tip in tips {
+        // Every commit is compared, within the object budget ([`MAX_OBJECTS`]); past it the
+        // rest are "not checked", said once with how many were compared.
+        let total = groups.len();
+        for (done, (tip, places)) in groups.into_iter().enumerate() {
+            if odb.spent() {
+                unchecked.push(format!(
+                    "the run made refs and reflogs name {total} new commits; cordon compared {done} of them within its budget of {MAX_OBJECTS} objects read"
+                ));
+                break;
+            }
             let res = if tip.stash {
                 odb.stash_changed(&tip.id)
             } else {
                 odb.tip_changed(&tip.id, tip.base.as_deref())
             };
             match res {
-                Ok(paths) => add(&mut found, &tip.place, paths),
-                Err(why) => unchecked.push(format!("{}: {why}", tip.place)),
+                Ok(paths) => {
+                    for place in &places {
+                        add(&mut found, place, paths.clone());
+                    }
+                }
+                Err(why) => unchecked.push(format!("{}: {why}", places.join(", "))),
             }
+            gitlinks(&mut odb, &mut found, &mut unchecked, &places);
         }
         (found, unchecked)
     }
 }
 
 impl GitState {
+    /// What `git submodule update` writes for the gitlink at `path` moved to commit `new` from
+    /// `old` (none: added): the surface paths (below `path`) whose entry in `new`'s tree is not
+    /// the one in `old`'s, read from the submodule's own objects, in its git directory
+    /// (`modules/PATH` of this git directory or the common one, or a `.git` directory in
+    /// the worktree). A commit in none of them cannot be checked: git would fetch it, from a
+    /// repository the run may have written.
+    fn gitlink_changed(
+        &self,
+        git_dir: &Path,
+        common: &Path,
+        path: &[u8],
+        new: &[u8],
+        old: Option<&[u8]>,
+    ) -> Result<Vec<(Vec<u8>, Entry)>, String> {
+        let rel = OsStr::from_bytes(path);
+        // A path git checks out is plain names; an index the run wrote byte by byte may hold
+        // `../..` or `/`, which must not send the scan reading another repository.
+        if !Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(format!(
+                "its path {} is no path git checks out",
+                String::from_utf8_lossy(path)
+            ));
+        }
+        let mut dirs = vec![git_dir.join("modules").join(rel)];
+        if common != git_dir {
+            dirs.push(common.join("modules").join(rel));
+        }
+        let dot = self.worktree.join(rel).join(".git");
+        if std::fs::symlink_metadata(&dot).is_ok_and(|m| m.is_dir()) {
+            dirs.push(dot);
+        }
+        for dir in dirs {
+            let mut sub = Odb::new(dir.join("objects"), self.hash);
+            let Ok(Some((tree, _))) = sub.peel(new) else {
+                continue;
+            };
+            let old = old.and_then(|o| sub.peel(o).ok().flatten()).map(|t| t.0);
+            return sub.changed(&tree, old.as_deref(), path);
+        }
+        Err(format!(
+            "it names commit {}, in no submodule git directory cordon read (`git submodule update` would fetch it)",
+            hex::encode(new)
+        ))
+    }
+
     /// This state as a run keeps it for its dead-run scan (beside its after-run marker, see
     /// `Snapshot::kept`): everything but the index's bytes, of which only the entries the
     /// comparison looks at are kept. Read back by [`GitState::from_kept`].
@@ -1035,6 +1160,9 @@ impl SplitOnce for [u8] {
     }
 }
 
+/// A packed object's type and content (see [`Odb::object`]).
+type PackedObject = (u8, Arc<Vec<u8>>);
+
 /// A pack: its index (read whole) and its file.
 struct Pack {
     idx: Vec<u8>,
@@ -1048,6 +1176,16 @@ struct Odb {
     hash: usize,
     packs: Option<Vec<Pack>>,
     read: usize,
+    /// Each tree read, by id: read once, however many commits share it.
+    trees: HashMap<Vec<u8>, Tree>,
+    /// Packed objects that were a delta's base, by pack and offset, and their bytes in all
+    /// (git's own delta base cache): the trees of successive commits are deltas of each
+    /// other, chains of up to 50, and would otherwise be inflated again for each.
+    bases: HashMap<(usize, u64), PackedObject>,
+    base_bytes: usize,
+    /// The gitlinks [`Odb::changed`] found moved (path, new commit, old commit), for the
+    /// caller to compare in the submodule's own objects ([`GitState::gitlink_changed`]).
+    links: Vec<MovedLink>,
 }
 
 impl Odb {
@@ -1057,6 +1195,10 @@ impl Odb {
             hash,
             packs: None,
             read: 0,
+            trees: HashMap::new(),
+            bases: HashMap::new(),
+            base_bytes: 0,
+            links: Vec::new(),
         }
     }
 
@@ -1126,8 +1268,16 @@ impl Odb {
         Ok(all)
     }
 
-    /// A tree's entries: name, mode, id.
-    fn tree(&mut self, id: &[u8]) -> Result<Vec<(Vec<u8>, Entry)>, String> {
+    /// Whether the object budget is spent: what is compared next fails.
+    fn spent(&self) -> bool {
+        self.read >= MAX_OBJECTS
+    }
+
+    /// A tree's entries: name, mode, id (read once per id).
+    fn tree(&mut self, id: &[u8]) -> Result<Tree, String> {
+        if let Some(t) = self.trees.get(id) {
+            return Ok(t.clone());
+        }
         let (kind, body) = self.object(id, 0)?;
         if kind != 2 {
             return Err(format!("{} is not a tree", hex::encode(id)));
@@ -1146,6 +1296,10 @@ impl Odb {
             out.push((body[sp + 1..nul].to_vec(), (mode, oid.to_vec())));
             at = nul + 1 + self.hash;
         }
+        let out = Arc::new(out);
+        if self.trees.len() < MAX_CACHED_TREES {
+            self.trees.insert(id.to_vec(), out.clone());
+        }
         Ok(out)
     }
 
@@ -1163,25 +1317,30 @@ impl Odb {
             // An earlier tree cordon cannot read: everything counts as new.
             Some(o) => self
                 .tree(o)
-                .map(|t| t.into_iter().collect())
+                .map(|t| t.iter().cloned().collect())
                 .unwrap_or_default(),
             None => BTreeMap::new(),
         };
-        for (name, e) in now {
+        for (name, e) in now.iter() {
+            let before = was.get(name);
+            if before == Some(e) {
+                continue;
+            }
             let mut path = prefix.to_vec();
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(&name);
-            let before = was.get(&name);
-            if before == Some(&e) || e.0 == GITLINK {
+            path.extend_from_slice(name);
+            if e.0 == GITLINK {
+                let old = before.filter(|b| b.0 == GITLINK).map(|b| b.1.clone());
+                self.links.push((path, e.1.clone(), old));
                 continue;
             }
             if e.0 == TREE {
-                let old_sub = before.filter(|b| b.0 == TREE).map(|b| b.1.as_slice());
-                out.extend(self.changed(&e.1, old_sub, &path)?);
+                let old_sub = before.filter(|b| b.0 == TREE).map(|b| b.1.clone());
+                out.extend(self.changed(&e.1, old_sub.as_deref(), &path)?);
             } else if on_surface(&path).is_some() {
-                out.push((path, e));
+                out.push((path, e.clone()));
             }
         }
         Ok(out)
@@ -1303,7 +1462,7 @@ impl Odb {
                 if depth > MAX_DELTA_DEPTH {
                     return Err("a delta chain too long".into());
                 }
-                let (k, base) = self.packed(i, base_off, depth + 1)?;
+                let (k, base) = self.delta_base(i, base_off, depth + 1)?;
                 Ok((k, apply_delta(&base, &delta).ok_or_else(bad)?))
             }
             7 => {
@@ -1315,6 +1474,21 @@ impl Odb {
             }
             _ => Err(bad()),
         }
+    }
+
+    /// The object at `off` in pack `i` as a delta's base: from the cache, else read and kept
+    /// (up to [`MAX_BASE_BYTES`] in all).
+    fn delta_base(&mut self, i: usize, off: u64, depth: usize) -> Result<PackedObject, String> {
+        if let Some((k, b)) = self.bases.get(&(i, off)) {
+            return Ok((*k, b.clone()));
+        }
+        let (k, b) = self.packed(i, off, depth)?;
+        let b = Arc::new(b);
+        if self.base_bytes + b.len() <= MAX_BASE_BYTES {
+            self.base_bytes += b.len();
+            self.bases.insert((i, off), (k, b.clone()));
+        }
+        Ok((k, b))
     }
 
     fn inflate(&self, i: usize, off: u64, size: u64) -> Result<Vec<u8>, String> {
@@ -1477,4 +1651,55 @@ fn apply_delta(base: &[u8], d: &[u8]) -> Option<Vec<u8>> {
         }
     }
     (out.len() == target).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gitlink whose path climbs out (`../../../outside`, which only an index written byte
+    /// by byte holds) is not looked up there: "could not check", not a comparison in another
+    /// repository's objects.
+    #[test]
+    fn a_gitlink_path_that_climbs_out_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let t = std::fs::canonicalize(d.path()).unwrap();
+        let outside = t.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(t.join("root/.git/modules")).unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&outside)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &outside)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        git(&["init", "-q", "--separate-git-dir", "objects-here"]);
+        std::fs::write(outside.join(".envrc"), "x").unwrap();
+        git(&["add", ".envrc"]);
+        git(&["commit", "-q", "-m", "e"]);
+        let id = hex::decode(git(&["rev-parse", "HEAD"])).unwrap();
+        // `modules/../../../outside/objects-here` is that repository's git directory.
+        let git_dir = t.join("root/.git");
+        let state = GitState::from_reads(HashMap::new());
+        let climbs = b"../../../outside/objects-here";
+        assert!(std::fs::metadata(
+            git_dir
+                .join("modules")
+                .join(OsStr::from_bytes(climbs))
+                .join("objects")
+        )
+        .is_ok());
+        let res = state.gitlink_changed(&git_dir, &git_dir, climbs, &id, None);
+        assert!(
+            res.as_ref()
+                .is_err_and(|e| e.contains("no path git checks out")),
+            "{res:?}"
+        );
+    }
 }
