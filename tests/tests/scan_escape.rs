@@ -2360,6 +2360,78 @@ fn overlapping_runs_cannot_hide_a_removal_or_a_rewrite() {
     });
 }
 
+/// The overlap rule survives a kill: run X begins while run A goes (so X keeps what A kept, the
+/// state before A began), A ends, then X removes the operator's `pre-commit` hook and its cordon
+/// is killed (an agent host's timeout). Before, X kept nothing (its snapshot was taken while A
+/// went), and the next run's scan of X's dead marker saw no removal: the hook stayed gone and
+/// nothing was said. Now the next run writes it back and says so.
+#[test]
+fn a_killed_overlapping_runs_removal_is_written_back_by_the_next() {
+    use std::os::unix::process::ExitStatusExt;
+    each(|fx| {
+        let what = fx.what();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let wait_for = |name: &str| {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !fx.ws.join(name).exists() {
+                assert!(Instant::now() < deadline, "{what}: {name} never came");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        let a = fx
+            .exec_cmd("touch a-up; while [ ! -e a-go ]; do sleep 0.05; done")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for("a-up");
+        let mut x = fx
+            .exec_cmd(
+                "touch x-up; while [ ! -e x-go ]; do sleep 0.05; done; \
+                 rm -f .git/hooks/pre-commit && touch x-done && exec sleep 300",
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("x-up");
+        fs::write(fx.ws.join("a-go"), "").unwrap();
+        let a = a.wait_with_output().unwrap();
+        assert_eq!(a.status.code(), Some(0), "{what} A: {}", describe(&a));
+        fs::write(fx.ws.join("x-go"), "").unwrap();
+        wait_for("x-done");
+        x.kill().unwrap(); // SIGKILL
+        assert_eq!(x.wait().unwrap().signal(), Some(9), "{what}");
+        assert!(
+            !hook.exists(),
+            "{what}: X's removal was undone before the kill"
+        );
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        assert!(
+            err.contains(&format!(
+                "an earlier run's cordon ended before its after-run scan; the run removed {} (",
+                hook.display()
+            )) && err.contains("written back with its earlier content"),
+            "{what}: the killed run's removal was not reported: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some("#!/bin/sh\nexec scan-secrets\n"),
+            "{what}: the hook is not written back: {err}"
+        );
+    });
+}
+
 /// Class 4, the earlier content: a cordon killed while its command runs (the common kill: an
 /// agent host's timeout) kept the earlier content of the surface files its "before" snapshot
 /// read, beside its marker; the next run moves the run's `.git/config` and
