@@ -2432,6 +2432,69 @@ fn a_killed_overlapping_runs_removal_is_written_back_by_the_next() {
     });
 }
 
+/// The overlap rule, a full disk under the markers: a run whose kept part cannot be written
+/// beside its marker does not start. Other runs take a live marker without a kept part for a
+/// run that has not reached its "before" snapshot (the snapshots are taken one at a time), so a
+/// run that went on without one could plant what their snapshots then trust. The refusal says
+/// why and what to do; the command never ran; once there is room, runs go again.
+#[test]
+fn a_run_whose_kept_part_cannot_be_written_does_not_start() {
+    each(|fx| {
+        let what = fx.what();
+        let state = fx.root.join("state");
+        let _fs = SmallFs::mount(&state, "256k");
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        // 40 KB of hook: a kept part larger than the room left below.
+        let content = format!("#!/bin/sh\n{}exec scan-secrets\n", "# x\n".repeat(10_000));
+        fs::write(&hook, &content).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+            chown_tree(&state, uid, gid);
+        }
+        let out = fx.exec("true");
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        // Leave 8 KiB: room for the decision's record, not for the kept part.
+        let df = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&state)
+            .output()
+            .unwrap();
+        let free: usize = String::from_utf8_lossy(&df.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .expect("df's free space");
+        let fill = state.join("fill");
+        fs::write(&fill, vec![0u8; free - 8192]).unwrap();
+        let out = fx.exec("rm -f .git/hooks/pre-commit; touch ran");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(125), "{what} {}", describe(&out));
+        assert!(
+            err.contains("cannot keep what the run's scan puts back beside its marker")
+                && err.contains("free some space there"),
+            "{what}: {err}"
+        );
+        assert!(!fx.ws.join("ran").exists(), "{what}: the command ran");
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some(&*content),
+            "{what}"
+        );
+        fs::remove_file(&fill).unwrap();
+        let out = fx.exec("true");
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{what} {}",
+            describe(&out)
+        );
+    });
+}
+
 /// Class 4, the earlier content: a cordon killed while its command runs (the common kill: an
 /// agent host's timeout) kept the earlier content of the surface files its "before" snapshot
 /// read, beside its marker; the next run moves the run's `.git/config` and
