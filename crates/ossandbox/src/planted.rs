@@ -292,13 +292,19 @@ impl Seen {
     }
 }
 
-/// Whether `now` is what `was` was under another inode: a regular file with the same
-/// content, mode and owner, or a directory with the same mode and owner (what lies below it
-/// is compared path by path).
-fn as_it_was(was: &Seen, now: &Seen) -> bool {
+/// Whether `now` at `path` is what `was` was under another inode: a regular file with the
+/// same content, mode and owner and no other name (a hard link's other name, outside the
+/// watched paths, would change it later), or a directory with the same mode and owner (what
+/// lies below it is compared path by path).
+fn as_it_was(path: &Path, was: &Seen, now: &Seen) -> bool {
+    use std::os::unix::fs::MetadataExt;
     match (was.id.0, now.id.0) {
         (DIR, DIR) => was.mode == now.mode && was.owner == now.owner,
-        (FILE, FILE) => was.earlier().is_some() && was.earlier() == now.earlier(),
+        (FILE, FILE) => {
+            was.earlier().is_some()
+                && was.earlier() == now.earlier()
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() == 1)
+        }
         _ => false,
     }
 }
@@ -1689,7 +1695,7 @@ impl Snapshot {
                 // Another name with what was there (content, mode, owner; a directory where
                 // one was): a write-back of cordon's own, another run's scan putting back
                 // what that run changed. Nothing the operator's tools would run differently.
-                Some(was) if as_it_was(was, now) => continue,
+                Some(was) if as_it_was(path, was, now) => continue,
                 Some(was) if was.id != now.id || was.content != now.content => {
                     // A directory keeps its identity while git works in it; a different
                     // inode or type is a replacement.
@@ -1708,7 +1714,7 @@ impl Snapshot {
             // As it was before the first of the runs going when this one began: another run's
             // scan put it back (its plant moved aside, what it removed written back).
             if let Some(was) = before.base.as_ref().and_then(|b| b.seen.get(path)) {
-                if as_it_was(was, now) {
+                if as_it_was(path, was, now) {
                     continue;
                 }
             }
@@ -4835,6 +4841,39 @@ mod tests {
     /// directory removed whole, an `.envrc`. A file too large to have been kept is reported,
     /// not written back; what was written back is not found again; kept bytes that are not
     /// whole say nothing removed.
+    /// A watched file under a new inode with the same content, mode and owner (another run's
+    /// scan wrote it back) is no change; one that is a hard link to another name, outside the
+    /// watched paths, is (a later write there would change the hook without touching it).
+    #[test]
+    fn the_same_file_under_a_new_inode_is_no_change_unless_it_has_another_name() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(root.join(".git/refs")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        let before = Snapshot::take(roots);
+        let fresh = root.join(".git/hooks/pre-commit.new");
+        std::fs::write(&fresh, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        std::fs::rename(&fresh, &hook).unwrap();
+        let found = Snapshot::take(roots).findings_since(&before);
+        assert!(found.is_empty(), "{found:?}");
+        let other = root.join("innocent.txt");
+        std::fs::write(&other, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        std::fs::remove_file(&hook).unwrap();
+        std::fs::hard_link(&other, &hook).unwrap();
+        let found = Snapshot::take(roots).findings_since(&before);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.path == hook && f.change == Change::Changed),
+            "{found:?}"
+        );
+    }
+
     #[test]
     fn a_dead_runs_scan_reports_and_writes_back_what_the_run_removed() {
         use std::os::unix::fs::PermissionsExt;
