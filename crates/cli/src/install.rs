@@ -395,7 +395,13 @@ pub fn write_with_backup(
     let target = std::fs::canonicalize(anchor)
         .unwrap_or_else(|_| anchor.to_path_buf())
         .join(rel);
-    if let Some(root) = cordon_gate::live_runs_over(&target).first() {
+    let going = cordon_gate::live_runs_over(&target).map_err(|why| {
+        Error::failure(format!(
+            "{}: cannot tell whether a cordon run over it is going ({why}), and its after-run scan would take this change for its command's and undo it; check that marker, then run this again",
+            crate::term::clean(&target.display().to_string()),
+        ))
+    })?;
+    if let Some(root) = going.first() {
         return Err(Error::failure(format!(
             "{}: a cordon run over {} is going, and its after-run scan would take this change for its command's and undo it; run this again once it has ended",
             crate::term::clean(&target.display().to_string()),

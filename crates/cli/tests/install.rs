@@ -745,3 +745,65 @@ fn install_while_a_run_over_the_project_is_going_is_refused() {
         common::stderr(&o)
     );
 }
+
+/// Install's refusal and the after-run scan's overlap rule read "a run going" one way
+/// (`after_run::live_runs`): a live marker (its lock held) that cannot be read counts as a run
+/// over the path. Before, install skipped such a marker and wrote, while the overlap check took
+/// it for a run over its roots: two readings of one thing, install's the lenient one. A marker
+/// of a run going that install cannot read may be over the settings, and that run's scan would
+/// undo the write; now install refuses, naming the marker, and installs once it is gone.
+#[test]
+fn install_is_refused_while_a_run_going_cannot_be_read() {
+    use std::io::Write;
+    let t = tempfile::tempdir().unwrap();
+    let base = t.path().canonicalize().unwrap();
+    let (project, home, state) = (base.join("project"), base.join("home"), base.join("state"));
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let scans = state.join("cordon/scans");
+    std::fs::create_dir_all(&scans).unwrap();
+    // The default log exists beside the markers, as after any run.
+    std::fs::write(state.join("cordon/audit.jsonl"), "").unwrap();
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, "{\"x\": 1}\n").unwrap();
+    let marker = scans.join("run-1-0-0");
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+        .unwrap();
+    f.write_all(b"cordon after-run scan marker v1\nstarted x\n")
+        .unwrap();
+    // Held as a live cordon holds its marker: a record lock of this (another) process.
+    rustix::fs::fcntl_lock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let install = || {
+        common::command(&project)
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", &state)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .args(["install", "claude"])
+            .output()
+            .unwrap()
+    };
+    let o = install();
+    let err = common::stderr(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(125),
+        "install beside a live marker it cannot read: {err}"
+    );
+    assert!(
+        err.contains("cannot tell whether a cordon run over it is going")
+            && err.contains(&marker.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(read(&settings), json!({"x": 1}));
+    drop(f);
+    std::fs::remove_file(&marker).unwrap();
+    let o = install();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(commands(&read(&settings), "PreToolUse")
+        .iter()
+        .any(|c| c.contains("cordon")));
+}

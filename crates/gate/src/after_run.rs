@@ -57,7 +57,9 @@ use std::path::{Path, PathBuf};
 
 use cordon_approval::audit::{AfterRunFinding, AuditLog, By, Kind, Record};
 use cordon_fs::lock::ProcessLock;
-use cordon_ossandbox::{Change, Enforcement, Finding, Handling, MissingPlace, SCAN_MAX_ENTRIES};
+use cordon_ossandbox::{
+    Base, Change, Enforcement, Finding, Handling, MissingPlace, SCAN_MAX_ENTRIES,
+};
 use cordon_policy::Action;
 
 use crate::clean;
@@ -182,35 +184,102 @@ pub fn before_discovery() {
 /// that record beside a default audit log of this environment: a write cordon makes at `path`
 /// meanwhile (`cordon install`) would be taken by that run's after-run scan for its command's
 /// change and undone. Runs recording to a policy's own `approval.audit_log` are not seen.
-pub fn live_runs_over(path: &Path) -> Vec<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
+/// `Err`: a live run whose roots cannot be read (its marker cannot be checked or read), or a
+/// directory of markers that cannot be listed — it may be over `path` ([`live_runs`], the one
+/// reading of "a run going" that the overlap rule uses too).
+pub fn live_runs_over(path: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out: Vec<PathBuf> = Vec::new();
     for log in default_logs() {
-        let Some(d) = scans_beside(&log).and_then(|d| cordon_fs::safe::Dir::anchor(&d).ok()) else {
+        let Some(dir) = scans_beside(&log) else {
             continue;
         };
-        let Ok(names) = d.entries() else {
-            continue;
+        let d = match cordon_fs::safe::Dir::anchor(&dir) {
+            Ok(d) => d,
+            Err(e) if e.is_not_found() => continue, // no run ever recorded there
+            Err(e) => return Err(format!("cannot look for runs going: {e}")),
         };
-        for (n, _) in names {
-            let name = Path::new(&n);
-            // Live: its lock held (`lock_if_free` takes none then).
-            if !n.as_bytes().starts_with(b"run-") || !matches!(lock_if_free(&d, name), Ok(None)) {
-                continue;
-            }
-            let said = d
-                .read(name, MARKER_MAX as u64)
-                .ok()
-                .flatten()
-                .and_then(|b| parse_marker(std::str::from_utf8(split_kept(&b).0?).ok()?));
-            for r in said.map(|s| s.roots).unwrap_or_default() {
+        for run in live_runs(&d, None)? {
+            for r in run.said?.roots {
                 if path.starts_with(&r) && !out.contains(&r) {
                     out.push(r);
                 }
             }
         }
     }
-    out
+    Ok(out)
+}
+
+/// A run going now, beside this one's marker or a default log's ([`live_runs`]).
+struct Live {
+    /// Its marker's text; `Err`: what keeps it from being read (a marker that cannot be
+    /// checked or is not one cordon wrote, or a run of this process, never opened).
+    said: Result<Said, String>,
+    /// Its marker holds a kept part ([`Pending::keep`]): its "before" snapshot was taken.
+    kept: bool,
+}
+
+/// The runs going now whose markers are in `d` (their lock held: their cordon alive), but
+/// `except`. A marker that cannot be checked or read counts as a run going whose roots are
+/// unknown (`Live::said` is `Err`): the readers ([`live_runs_over`], [`Pending::keep`]) take
+/// it for one over theirs. `Err`: `d` cannot be listed.
+fn live_runs(d: &cordon_fs::safe::Dir, except: Option<&Path>) -> Result<Vec<Live>, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let names = d
+        .entries()
+        .map_err(|e| format!("cannot list the runs going: {e}"))?;
+    let mut out = Vec::new();
+    for (n, _) in names {
+        let name = Path::new(&n);
+        if !n.as_bytes().starts_with(b"run-") || Some(name) == except {
+            continue;
+        }
+        let shown = d.path().join(name);
+        let unknown = |why: String| Live {
+            said: Err(format!("{}: {why}", shown.display())),
+            kept: true,
+        };
+        // Another run of this process (`cordon mcp`): never opened, as closing a descriptor
+        // of it would release its lock (`cordon_fs::lock::ProcessLock`).
+        if d.stat_at(name)
+            .ok()
+            .flatten()
+            .is_some_and(|st| ProcessLock::held_here(&st))
+        {
+            out.push(unknown(
+                "a run of this cordon, whose marker it does not open".into(),
+            ));
+            continue;
+        }
+        match lock_if_free(d, name) {
+            Ok(Some(_dead)) => continue,
+            // Held (live), or gone meanwhile.
+            Ok(None) if !matches!(d.stat_at(name), Ok(None)) => {}
+            Ok(None) => continue,
+            Err(why) => {
+                out.push(unknown(why));
+                continue;
+            }
+        }
+        let bytes = d.read(name, MARKER_MAX as u64).ok().flatten();
+        let (text, kept) = bytes.as_deref().map_or((None, &[][..]), split_kept);
+        let has_kept = bytes
+            .as_deref()
+            .is_some_and(|b| text.is_some_and(|t| t.len() < b.len()));
+        match text
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .and_then(parse_marker)
+        {
+            Some(mut said) => {
+                said.kept = kept.to_vec();
+                out.push(Live {
+                    said: Ok(said),
+                    kept: has_kept,
+                });
+            }
+            None => out.push(unknown("not a marker cordon wrote".into())),
+        }
+    }
+    Ok(out)
 }
 
 /// The default audit logs of this environment (`$XDG_STATE_HOME/cordon/audit.jsonl`, and the
@@ -502,67 +571,100 @@ fn dead_markers_and_moves(dir: &Path) -> (Vec<Dead>, bool) {
 pub struct Pending(Marker, Vec<Marker>);
 
 impl Pending {
-    /// Keeps `kept` (`cordon_ossandbox::Kept`: the earlier contents of the watched files the
-    /// run's "before" snapshot read) after the marker's text, through its locked descriptor:
-    /// one write, no sync (it guards against cordon being killed, like the marker itself).
-    /// A dead run's scan puts them back ([`recover`]).
-    pub fn keep(&self, kept: &[u8]) {
-        use std::os::unix::fs::FileExt;
-        let mut tail = KEPT_LINE.to_vec();
-        tail.extend_from_slice(kept);
-        if let Err(e) = self.0._lock.file().write_all_at(&tail, self.0.end) {
-            // The old behaviour then: a cordon killed during the run leaves the run's
-            // changes moved aside, not restored.
-            tracing::debug!(error = %e, "the earlier contents are not kept");
-        }
+    /// Taken right before the run's "before" snapshot, and held until what the run puts back
+    /// is kept ([`Pending::keep`]): the runs recording beside one log take their snapshots one
+    /// at a time, so a run going whose marker holds no kept part has not begun its command
+    /// (it waits here, or has not come this far) and cannot have planted what this run's
+    /// snapshot reads. A lock on the markers' directory (`flock`, the one lock of
+    /// `cordon_fs::lock`), which no run reaches. `Err`: not within 30 s (another cordon's
+    /// snapshot of a very large tree, or a stopped cordon): the run does not start, as its
+    /// scan could not tell its own changes from another run's.
+    pub fn starting(&self) -> Result<cordon_fs::lock::FileLock, String> {
+        use rustix::fs::{Mode, OFlags};
+        let dir = rustix::fs::openat(
+            &self.0.dir,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            format!(
+                "cannot open {} to lock it: {e}",
+                self.0.dir.path().display()
+            )
+        })?;
+        cordon_fs::lock::FileLock::exclusive(std::fs::File::from(dir), START_DEADLINE).map_err(
+            |e| {
+                format!(
+                    "another run's \"before\" snapshot over the roots beside {} held the start lock ({e}); run it again once that run has begun",
+                    self.0.dir.path().display()
+                )
+            },
+        )
     }
 
-    /// Whether another run recording beside this one (its marker locked: its cordon alive,
-    /// this process's other runs included) has roots that meet this run's. A marker that cannot
-    /// be checked or read counts as such a run. Runs that record to another log are not seen.
-    pub fn others_live(&self) -> bool {
-        use std::os::unix::ffi::OsStrExt;
+    /// Under the start lock ([`Pending::starting`]), once the run's "before" snapshot read
+    /// `own` (`cordon_ossandbox::Kept`): what the run's scan puts back, kept after the marker's
+    /// text through its locked descriptor (one write, no sync: it guards against cordon being
+    /// killed, like the marker itself), where a dead run's scan finds it ([`recover`]).
+    ///
+    /// The overlap rule. Another run going over roots that meet these, past its own snapshot,
+    /// may have planted or removed something that `own` read. What is put back is then what
+    /// the first of the runs going kept — the state before any of them began — where all of
+    /// them are over the same roots and kept one ([`Base::Earlier`]); else nothing
+    /// ([`Base::Nothing`]: the scan moves aside and says that nothing is written back). A
+    /// marker that cannot be read counts as a run over these roots. `Err`: the write failed
+    /// (a full disk): the run does not start, since a later run could not tell its base.
+    pub fn keep(&self, own: &[u8]) -> Result<Base, String> {
+        use std::os::unix::fs::FileExt;
         let m = &self.0;
-        let Ok(names) = m.dir.entries() else {
-            return true;
-        };
-        names
-            .iter()
-            .filter(|(n, _)| n.as_bytes().starts_with(b"run-") && Path::new(n) != m.name)
-            .any(|(n, _)| {
-                let name = Path::new(n);
-                // Another run of this process (`cordon mcp`): never opened, as closing a
-                // descriptor of it would release its lock (`cordon_fs::lock::ProcessLock`);
-                // taken for one over these roots.
-                if m.dir
-                    .stat_at(name)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|st| ProcessLock::held_here(&st))
-                {
-                    return true;
+        let base = match live_runs(&m.dir, Some(&m.name)) {
+            Err(_) => Base::Nothing,
+            Ok(runs) => {
+                let mut first: Option<Said> = None;
+                let mut nothing = false;
+                for run in runs.into_iter().filter(|r| r.kept) {
+                    let Ok(said) = run.said else {
+                        nothing = true;
+                        break;
+                    };
+                    if !said
+                        .roots
+                        .iter()
+                        .any(|t| m.roots.iter().any(|r| meet(t, r)))
+                    {
+                        continue;
+                    }
+                    let same = said.roots.len() == m.roots.len()
+                        && said.roots.iter().all(|t| m.roots.contains(t));
+                    if !same || said.kept.is_empty() {
+                        nothing = true;
+                        break;
+                    }
+                    if first.as_ref().is_none_or(|f| said.started < f.started) {
+                        first = Some(said);
+                    }
                 }
-                let live = match lock_if_free(&m.dir, name) {
-                    Ok(Some(_dead)) => false,
-                    // Held, or gone meanwhile.
-                    Ok(None) => m.dir.stat_at(name).ok().flatten().is_some(),
-                    Err(_) => true,
-                };
-                live && m
-                    .dir
-                    .read(name, MARKER_MAX as u64)
-                    .ok()
-                    .flatten()
-                    .and_then(|b| {
-                        let text = split_kept(&b).0?;
-                        parse_marker(std::str::from_utf8(text).ok()?)
-                    })
-                    .is_none_or(|said| {
-                        said.roots
-                            .iter()
-                            .any(|t| m.roots.iter().any(|r| meet(t, r)))
-                    })
-            })
+                match first {
+                    _ if nothing => Base::Nothing,
+                    Some(f) => Base::Earlier(f.kept),
+                    None => Base::Own,
+                }
+            }
+        };
+        let mut tail = KEPT_LINE.to_vec();
+        tail.extend_from_slice(match &base {
+            Base::Own => own,
+            Base::Earlier(kept) => kept,
+            Base::Nothing => &[],
+        });
+        m._lock.file().write_all_at(&tail, m.end).map_err(|e| {
+            format!(
+                "cannot keep what the run's scan puts back beside its marker {} ({e}); free some space there",
+                m.dir.path().join(&m.name).display()
+            )
+        })?;
+        Ok(base)
     }
 
     /// The scan completed but could not write some earlier contents back, nor journal them
@@ -657,6 +759,8 @@ const MARKER_HEAD: &str = "cordon after-run scan marker v1";
 const KEPT_LINE: &[u8] = b"kept\n";
 /// A marker is read whole: its text, and at most 1 MiB kept (`cordon_ossandbox::Kept`).
 const MARKER_MAX: usize = 3 << 20;
+/// How long a run waits for the others' "before" snapshots ([`Pending::starting`]).
+const START_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
     hex::decode(s).ok()

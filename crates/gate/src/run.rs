@@ -132,17 +132,19 @@ impl Gate {
         let pending = Arc::new(Mutex::new(pending));
         let keep = keep.then(|| {
             let slot = pending.clone();
-            cordon_ossandbox::Keep::new(move |kept| match lock(&slot).as_ref() {
-                // Another run over roots that meet these was going when the snapshot was
-                // taken: what it read may be that run's plant. Nothing is put back from it,
-                // by this run's scan or a later one (a run's scan had written another's
-                // plant back over the operator's restored file).
-                Some(p) if p.others_live() => false,
-                Some(p) => {
-                    p.keep(kept);
-                    true
-                }
-                None => true,
+            cordon_ossandbox::Keep::new(move || {
+                // The runs beside this log take their "before" snapshots one at a time
+                // (`Pending::starting`): held until this one's is kept.
+                let start = lock(&slot).as_ref().map(after_run::Pending::starting);
+                Box::new(move |kept: &[u8]| {
+                    let _start = start.transpose()?;
+                    // What is put back: this snapshot's, or, while other runs over these
+                    // roots go, the state before the first of them began (the overlap rule,
+                    // `Pending::keep`).
+                    lock(&slot)
+                        .as_ref()
+                        .map_or(Ok(cordon_ossandbox::Base::Own), |p| p.keep(kept))
+                })
             })
         });
         // Every error returned from here on comes before the command started (a failure after

@@ -112,8 +112,8 @@ pub use render::Format;
 pub use run::{block_forwarded_signals, SignalMask};
 pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff, Release};
 pub use sandbox::{
-    describe, inherited_names, prepare, Command, Enforcement, Io, Keep, Prepared, Ran, RunFile,
-    RunPath,
+    describe, inherited_names, prepare, Base, Command, Enforcement, Io, Keep, Prepared, Ran,
+    RunFile, RunPath,
 };
 #[cfg(target_os = "linux")]
 pub use stdio::{Lent, TerminalSwitch};

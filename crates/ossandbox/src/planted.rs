@@ -295,6 +295,23 @@ impl Seen {
     }
 }
 
+/// Whether `now` at `path` is what `was` was under another inode: a regular file with the
+/// same content, mode and owner and no other name (a hard link's other name, outside the
+/// watched paths, would change it later), or a directory with the same mode and owner (what
+/// lies below it is compared path by path).
+fn as_it_was(path: &Path, was: &Seen, now: &Seen) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (was.id.0, now.id.0) {
+        (DIR, DIR) => was.mode == now.mode && was.owner == now.owner,
+        (FILE, FILE) => {
+            was.earlier().is_some()
+                && was.earlier() == now.earlier()
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() == 1)
+        }
+        _ => false,
+    }
+}
+
 /// The watched paths of the writable roots at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -328,6 +345,10 @@ pub struct Snapshot {
     dotenv: bool,
     /// Nothing is put back from this snapshot's contents ([`Snapshot::forget_contents`]).
     no_restore: bool,
+    /// What the first of the runs over these roots still going kept before its command
+    /// began ([`Snapshot::restore_from`]): what is put back, instead of this snapshot's
+    /// contents, which may hold another run's plant.
+    base: Option<Box<Kept>>,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -1605,6 +1626,17 @@ impl Snapshot {
         self.no_restore = true;
     }
 
+    /// Puts back what `base` kept instead of this snapshot's contents: `base` is what the
+    /// first of the runs over these roots still going saw before its command began (this
+    /// snapshot, taken while they went, may hold their plants). Still compared with this
+    /// snapshot (what changed during this run is this run's finding); but what is as `base`
+    /// had it is left alone (another run's scan put it back), what `base` did not hold is
+    /// not written back when removed (another run's plant, which its scan moved aside), and
+    /// a changed or removed file gets `base`'s content.
+    pub fn restore_from(&mut self, base: Kept) {
+        self.base = Some(Box::new(base));
+    }
+
     /// What this snapshot saw ([`Kept`]), to be kept where no run reaches while the run goes
     /// (beside its after-run marker): every watched path, with its kind, what and why, mode
     /// and owner — so that a dead run's scan sees what the run removed — and the content of
@@ -1697,6 +1729,10 @@ impl Snapshot {
         for (path, now) in &self.seen {
             let change = match before.seen.get(path) {
                 None => Change::Appeared,
+                // Another name with what was there (content, mode, owner; a directory where
+                // one was): a write-back of cordon's own, another run's scan putting back
+                // what that run changed. Nothing the operator's tools would run differently.
+                Some(was) if as_it_was(path, was, now) => continue,
                 Some(was) if was.id != now.id || was.content != now.content => {
                     // A directory keeps its identity while git works in it; a different
                     // inode or type is a replacement.
@@ -1711,6 +1747,13 @@ impl Snapshot {
             // What an earlier check of this process moved aside or restored, unchanged since.
             if is_own(path, now) {
                 continue;
+            }
+            // As it was before the first of the runs going when this one began: another run's
+            // scan put it back (its plant moved aside, what it removed written back).
+            if let Some(was) = before.base.as_ref().and_then(|b| b.seen.get(path)) {
+                if as_it_was(path, was, now) {
+                    continue;
+                }
             }
             // A placeholder another run over the same root still has a cover mounted on (see
             // `crate::protect::Placeholders`; this run's own are gone by now): moving it would
@@ -1777,16 +1820,25 @@ impl Snapshot {
             }
         }
         out.extend(self.git_state_findings(&before.git, &out));
+        // Removed since this run began, but not there before the first of the runs going
+        // then: that run's plant, which its own scan moved aside. Nothing to write back.
+        if let Some(b) = &before.base {
+            out.retain(|f| {
+                f.change != Change::Removed || b.unlisted > 0 || b.seen.contains_key(&f.path)
+            });
+        }
+        let base = before.base.as_ref().map(|b| b.as_before(&before.roots));
+        let restore_from = base.as_ref().unwrap_or(before);
         for f in &mut out {
             if matches!(f.what, What::Gitlink | What::GitState) {
                 continue;
             }
             let earlier = match f.change {
-                Change::Changed if before.no_restore => None,
-                Change::Changed => before.seen.get(&f.path).and_then(Seen::earlier),
+                Change::Changed if restore_from.no_restore => None,
+                Change::Changed => restore_from.seen.get(&f.path).and_then(Seen::earlier),
                 Change::Appeared => None,
                 Change::Removed => {
-                    f.handling = recreate(&f.path, before);
+                    f.handling = recreate(&f.path, restore_from);
                     continue;
                 }
             };
@@ -2258,7 +2310,7 @@ fn stamped_at_or_after((secs, nsec): (i64, i64), since: Began) -> bool {
 /// What a run's "before" snapshot saw ([`Snapshot::kept`]), as the run kept it: what a dead
 /// run's scan compares with ([`scan_changed_since`]) — a changed file gets its earlier content
 /// back, a removed one is written back.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Kept {
     seen: BTreeMap<PathBuf, Seen>,
     /// The git directories' states before the run (`None`: not kept, too large or an older
@@ -5044,6 +5096,39 @@ mod tests {
     /// directory removed whole, an `.envrc`. A file too large to have been kept is reported,
     /// not written back; what was written back is not found again; kept bytes that are not
     /// whole say nothing removed.
+    /// A watched file under a new inode with the same content, mode and owner (another run's
+    /// scan wrote it back) is no change; one that is a hard link to another name, outside the
+    /// watched paths, is (a later write there would change the hook without touching it).
+    #[test]
+    fn the_same_file_under_a_new_inode_is_no_change_unless_it_has_another_name() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(root.join(".git/refs")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        let before = Snapshot::take(roots);
+        let fresh = root.join(".git/hooks/pre-commit.new");
+        std::fs::write(&fresh, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        std::fs::rename(&fresh, &hook).unwrap();
+        let found = Snapshot::take(roots).findings_since(&before);
+        assert!(found.is_empty(), "{found:?}");
+        let other = root.join("innocent.txt");
+        std::fs::write(&other, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        std::fs::remove_file(&hook).unwrap();
+        std::fs::hard_link(&other, &hook).unwrap();
+        let found = Snapshot::take(roots).findings_since(&before);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.path == hook && f.change == Change::Changed),
+            "{found:?}"
+        );
+    }
+
     #[test]
     fn a_dead_runs_scan_reports_and_writes_back_what_the_run_removed() {
         use std::os::unix::fs::PermissionsExt;

@@ -164,14 +164,29 @@ pub struct Io {
 /// Where a run keeps the earlier contents of its watched files ([`Io::keep`]).
 pub struct Keep(KeepFn);
 
-/// Given the earlier contents the "before" snapshot read ([`crate::Kept`]); answers whether
-/// they may be put back: `false` when another run over roots that meet these was going when
-/// the snapshot was taken, so that what it read may be that run's plant (the scan then moves
-/// aside only).
-type KeepFn = Box<dyn FnOnce(&[u8]) -> bool + Send>;
+/// Called right before the run's "before" snapshot (the caller may take a lock there, and
+/// hold it in what it returns); what it returns is called right after it, with the earlier
+/// contents the snapshot read ([`crate::Kept`]), and answers what the run's scan puts back
+/// ([`Base`]). `Err(why)`: they could not be kept, and the command does not start.
+type KeepFn = Box<dyn FnOnce() -> KeptFn + Send>;
+type KeptFn = Box<dyn FnOnce(&[u8]) -> Result<Base, String> + Send>;
+
+/// What a run's scan puts back of what the run changed or removed ([`Keep`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Base {
+    /// What its own "before" snapshot read: no other run over these roots had begun.
+    Own,
+    /// What the first of the runs over these roots still going kept before its command began
+    /// (its [`crate::planted::Snapshot::kept`]): this run's snapshot, taken while they went,
+    /// may hold their plants ([`crate::planted::Snapshot::restore_from`]).
+    Earlier(Vec<u8>),
+    /// Nothing: what this run's snapshot read may be another run's plant, and no earlier
+    /// state is known (the scan moves aside only, and says so).
+    Nothing,
+}
 
 impl Keep {
-    pub fn new(f: impl FnOnce(&[u8]) -> bool + Send + 'static) -> Keep {
+    pub fn new(f: impl FnOnce() -> KeptFn + Send + 'static) -> Keep {
         Keep(Box::new(f))
     }
 }
@@ -429,11 +444,14 @@ impl Prepared {
         };
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, and moved aside.
+        let keeping = io.keep.map(|keep| (keep.0)());
         let mut before = Before::take(&self.writable, io.listings);
-        if let Some(keep) = io.keep {
-            if !(keep.0)(&before.snapshot.kept()) {
+        if let Some(keeping) = keeping {
+            match keeping(&before.snapshot.kept()).map_err(Error::Refused)? {
+                Base::Own => {}
+                Base::Earlier(kept) => before.snapshot.restore_from(crate::Kept::read(&kept)),
                 // Another run's plant may be among them: never written back.
-                before.snapshot.forget_contents();
+                Base::Nothing => before.snapshot.forget_contents(),
             }
         }
         let mut gaps = Vec::new();
