@@ -6314,3 +6314,108 @@ fn go_install_writes_the_operators_bin_directory() {
         ],
     );
 }
+
+/// The interpreter a round-11 test drives, found on this machine or the test fails, naming
+/// the Debian package (scripts/test-deps.sh installs it).
+fn interpreter(name: &str, package: &str) {
+    assert!(
+        ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .any(|d| Path::new(d).join(name).exists()),
+        "{name} is needed for this test: run scripts/test-deps.sh (Debian package `{package}`)"
+    );
+}
+
+/// Round 11. php, lua and m4 were in no table, so under the default profile (and past a deny
+/// rule on what they run) they were judged by their rule alone: `php -r 'system("rm -rf
+/// src");'` was allowed. The real php 8.2 ran `-r`, `-R`, `-f`, a script outside the roots and
+/// the program it read from its input; lua 5.4 ran `-e` and its input; GNU m4 1.4.19 ran the
+/// `syscmd` it read from its input and from a file outside the roots. julia and guile (by their
+/// manuals) and psql (backslash commands, from any of its arguments or its input) are judged
+/// the same way. A script, a macro file or an include directory inside the roots is the
+/// project's code and stays allowed.
+#[test]
+fn php_lua_and_m4_run_the_code_on_their_line_or_from_their_input() {
+    interpreter("php", "php-cli");
+    interpreter("lua5.4", "lua5.4");
+    interpreter("m4", "m4");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path().display();
+    std::fs::write(outside.path().join("x.php"), "<?php touch('pwned');\n").unwrap();
+    std::fs::write(outside.path().join("x.m4"), "syscmd(`touch pwned')\n").unwrap();
+    for line in [
+        "php -r 'touch(\"pwned\");'".to_string(),
+        "echo '<?php touch(\"pwned\");' | php".into(),
+        "echo a | php -R 'touch(\"pwned\");'".into(),
+        format!("php -f {o}/x.php"),
+        format!("php {o}/x.php"),
+        "lua5.4 -e 'io.open(\"pwned\", \"w\")'".into(),
+        "echo 'io.open(\"pwned\", \"w\")' | lua5.4".into(),
+        "echo 'io.open(\"pwned\", \"w\")' | lua5.4 -".into(),
+        "echo 'syscmd(touch pwned)' | m4".into(),
+        format!("m4 {o}/x.m4"),
+        format!("echo 'include(x.m4)' | m4 -I {o}"),
+    ] {
+        assert!(bash_creates_pwned(d, &line, &[]), "{line}: ran nothing");
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "php -r 'system(\"rm -rf src\");'",
+        "php < x.php",
+        "cat x.php | php8.2",
+        "echo a | php -R 'system($argn);'",
+        "php -B 'system(\"rm -rf src\");' -R 1",
+        "php -f /tmp/e/x.php",
+        "php /tmp/e/x.php",
+        "php -d auto_prepend_file=/tmp/e/x.php x.php",
+        "php -c /tmp/e/php.ini x.php",
+        "php -S 0.0.0.0:8000",
+        "php -a",
+        "lua -e 'os.execute(\"rm -rf src\")'",
+        "lua5.4 < x.lua",
+        "lua5.4 -",
+        "lua5.4 -i x.lua",
+        "lua5.4 -l evil x.lua",
+        "lua5.4 /tmp/e/x.lua",
+        "luajit -e 'os.execute(\"rm -rf src\")'",
+        "echo 'syscmd(rm -rf src)' | m4",
+        "m4 /tmp/e/x.m4",
+        "m4 x.m4 -",
+        "m4 -I /tmp/e x.m4",
+        "m4 --include=/tmp/e x.m4",
+        "m4 -R /tmp/e/x.m4f x.m4",
+        "m4 -F .envrc x.m4",
+        "m4 --debugfile=.git/hooks/pre-commit x.m4",
+        "m4 --debugf=/tmp/e/y x.m4",
+        "julia -e 'run(`rm -rf src`)'",
+        "julia < x.jl",
+        "julia -L /tmp/e/x.jl x.jl",
+        "guile -c '(system \"rm -rf src\")'",
+        "guile < x.scm",
+        "guile -l /tmp/e/x.scm x.scm",
+        "guile --listen",
+        "psql -c '\\! rm -rf src'",
+        "psql -f x.sql",
+        "psql < x.sql",
+        "psql -c 'select 1'",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "php x.php arg",
+            "php -f x.php",
+            "php -l x.php",
+            "php -v",
+            "lua5.4 x.lua arg",
+            "lua -v",
+            "m4 x.m4",
+            "m4 -I inc -D X=1 x.m4",
+            "m4 --version",
+            "julia x.jl",
+            "guile x.scm",
+            "psql --version",
+        ],
+    );
+}

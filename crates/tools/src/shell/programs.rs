@@ -21,7 +21,7 @@
 
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
-use consoles::{editor, openssl, sqlite3, EDITORS};
+use consoles::{editor, openssl, psql, sqlite3, EDITORS};
 use git::git;
 pub(crate) use remove::normalise as lexical_path;
 pub(super) use remove::{locale_text, rm_readings};
@@ -359,7 +359,8 @@ pub(super) fn parse(args: &[Word], spec: &Spec, permute: bool) -> Parsed {
 fn family(base: &str) -> &str {
     let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match trimmed {
-        "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" => trimmed,
+        "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" | "php" | "lua"
+        | "julia" | "guile" => trimmed,
         _ => base,
     }
 }
@@ -389,6 +390,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         }
         "openssl" => openssl(args, &mut out),
         "sqlite3" | "sqlite" => sqlite3(args, &mut out),
+        "psql" => psql(args, &mut out),
         b if EDITORS.contains(&b) => editor(b, args, &mut out),
         b if is_cc(b) || b == "cpp" || is_tool(b, "cpp") => cc(b, args, &mut out),
         b if ["ld", "as", "gold", "mold", "lld"]

@@ -267,6 +267,129 @@ pub(super) fn tcl_input(p: &Parsed, out: &mut Examined) {
     program_from_input(p, &[], out);
 }
 
+/// Round 11: php runs `-r CODE`, `-B`/`-R`/`-E` (per input line) and the program it reads from
+/// its input when given no script, `-f FILE` or a script operand (the real php 8.2 ran each).
+/// A script outside the roots is code the line does not show, as for python.
+pub(super) fn php_script(p: &Parsed, out: &mut Examined) {
+    let reports = [
+        "-r",
+        "-B",
+        "-R",
+        "-F",
+        "-E",
+        "-v",
+        "-h",
+        "-i",
+        "-m",
+        "-l",
+        "-s",
+        "-w",
+        "-S",
+        "--version",
+        "--help",
+        "--info",
+        "--modules",
+        "--ini",
+        "--rf",
+        "--rc",
+        "--re",
+        "--rz",
+        "--ri",
+    ];
+    for f in p.args(&["-f", "--file"]) {
+        out.code_at(f, "runs the script");
+    }
+    if p.has(&["-f", "--file"]) || p.has(&reports) {
+        return;
+    }
+    script_or_input(p, out);
+}
+
+/// Round 11: lua runs `-e CODE` and `-l MODULE` (judged by the table), a script operand (code
+/// at a path), and the program it reads from its input when given no script (or `-`) and no
+/// `-e`, or with `-i` (the real lua 5.4 ran each).
+pub(super) fn lua_script(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-i"]) {
+        out.effect(
+            EffectKind::Runs,
+            "-i",
+            "`lua -i` runs the statements it reads from its input".into(),
+        );
+    }
+    if p.operands.is_empty() && p.has(&["-e", "-v"]) {
+        return;
+    }
+    script_or_input(p, out);
+}
+
+/// Round 11: julia and guile run a script operand (code at a path) or, given no script, no
+/// expression and no version or help, the program they read from their input (by their
+/// manuals: neither is installed here).
+pub(super) fn julia_guile(p: &Parsed, out: &mut Examined) {
+    for f in p.args(&["-L", "--load", "-l", "-s", "-C"]) {
+        out.code_at(f, "loads the code at");
+    }
+    if p.has(&[
+        "-e",
+        "-E",
+        "--eval",
+        "--print",
+        "-c",
+        "-s",
+        "-v",
+        "--version",
+        "-h",
+        "--help",
+    ]) {
+        return;
+    }
+    script_or_input(p, out);
+}
+
+/// Round 11: m4's input is a program (`syscmd`, `esyscmd` run shell commands; the real GNU m4
+/// 1.4.19 ran both): each file operand and include directory is code at a path, and with no
+/// file (or `-`) the program is its input, which the line does not show.
+pub(super) fn m4_input(p: &Parsed, out: &mut Examined) {
+    if p.has(&["--version", "--help"]) {
+        return;
+    }
+    for d in p.args(&["-I", "--include", "-R", "--reload-state"]) {
+        out.code_at(d, "reads macros (which run shell commands) from");
+    }
+    if p.operands.is_empty() {
+        return out.effect(
+            EffectKind::Runs,
+            "-",
+            "m4 runs the macros it reads from its input (`syscmd` runs a shell command), which the line does not show".into(),
+        );
+    }
+    for f in &p.operands {
+        if f.literal && f.text == "-" {
+            out.effect(
+                EffectKind::Runs,
+                "-",
+                "m4 runs the macros it reads from its input (`syscmd` runs a shell command), which the line does not show".into(),
+            );
+        } else {
+            out.code_at(f, "runs the macros (which run shell commands) in");
+        }
+    }
+}
+
+/// The first operand is a script (code at a path); none, or `-`, is the program read from the
+/// input.
+fn script_or_input(p: &Parsed, out: &mut Examined) {
+    match p.operands.first() {
+        Some(w) if !(w.literal && w.text == "-") => out.code_at(w, "runs the script"),
+        _ => out.effect(
+            EffectKind::Runs,
+            "-",
+            "the interpreter runs the program it reads from its input, which the line does not show"
+                .into(),
+        ),
+    }
+}
+
 /// Round 10: an interpreter given no script (or `-`) runs the program it reads from its input
 /// (`echo 'system "rm -rf src"' | perl`: the real perl 5.36, ruby 3.1 and node 20 each ran
 /// the `touch` they read), which the line does not show, as `python` does (round 6). `given`
