@@ -6419,3 +6419,98 @@ fn php_lua_and_m4_run_the_code_on_their_line_or_from_their_input() {
         ],
     );
 }
+
+/// Round 11. `pip install` changes the environment of the python pip serves, and what it puts
+/// there runs in every later run of that python: the real pip 23 (the test venv's, given
+/// `--python` for an environment outside the workspace) installed a wheel whose `.pth` file ran
+/// at the next `python -c pass`. A bare `pip` may be the operator's own, which the line does
+/// not show: `pip install x` was allowed (default profile; `python -m pip install` asked), as
+/// were `--user` (`~/.local`), `--target`/`--prefix`/`--root` outside the roots and a project
+/// outside the roots given by its path (pip runs its build backend). A pip or python named by
+/// a path inside the roots (`.venv/bin/pip`) and the commands that only read stay allowed.
+#[test]
+fn pip_install_changes_an_environment_the_line_does_not_show() {
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let pip = deps.join("venv/bin/pip");
+    assert!(
+        pip.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        pip.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let env = tempfile::tempdir().unwrap();
+    let venv = env.path().join("v");
+    let made = std::process::Command::new("/usr/bin/python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("the distribution's python3 is needed (Debian package `python3-venv`)");
+    assert!(made.success(), "python3 -m venv failed");
+    // A wheel whose `.pth` file runs at each start of the python it is installed for.
+    let wheel = d.join("evil-0.1-py3-none-any.whl");
+    let script = format!(
+        r#"import zipfile
+with zipfile.ZipFile({wheel:?}, "w") as z:
+    z.writestr("evil.pth", "import os; open('pwned', 'w').close()\n")
+    z.writestr("evil-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: evil\nVersion: 0.1\n")
+    z.writestr("evil-0.1.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("evil-0.1.dist-info/RECORD", "")
+"#,
+        wheel = wheel.display().to_string()
+    );
+    let built = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(built.success(), "could not write the wheel");
+    let line = format!(
+        "{} --python {v}/bin/python install -q --no-index --disable-pip-version-check {} && {v}/bin/python -c pass",
+        pip.display(),
+        wheel.display(),
+        v = venv.display()
+    );
+    assert!(
+        bash_creates_pwned(d, &line, &[]),
+        "pip did not install a .pth file that the next python run ran"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "pip install evil",
+        "pip3 install -r requirements.txt",
+        "pip3.11 install evil",
+        "pip uninstall -y evil",
+        "/usr/bin/pip install evil",
+        "pip install --user evil",
+        "pip install --target /tmp/e evil",
+        "pip install --tar /tmp/e evil",
+        "pip install --prefix /usr/local evil",
+        "pip install --root / evil",
+        "pip --python /tmp/e/python install evil",
+        "pip install -e /tmp/e/pkg",
+        ".venv/bin/pip install /tmp/e/pkg",
+        ".venv/bin/pip install --user evil",
+        "pip download -d /tmp/e evil",
+        "pip install --log /tmp/e/log evil",
+        "pip $verb evil",
+        "pip install $opt evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            ".venv/bin/pip install -r requirements.txt",
+            ".venv/bin/pip install -e .",
+            "pip --python .venv/bin/python install evil",
+            "pip install --target vendor evil",
+            "pip install --dry-run evil",
+            "pip download evil",
+            "pip wheel -w dist .",
+            "pip list",
+            "pip show evil",
+            "pip freeze",
+            "pip --version",
+        ],
+    );
+}

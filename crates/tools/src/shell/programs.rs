@@ -25,7 +25,7 @@ use consoles::{editor, openssl, psql, sqlite3, EDITORS};
 use git::git;
 pub(crate) use remove::normalise as lexical_path;
 pub(super) use remove::{locale_text, rm_readings};
-use special::{cargo, compressor, dd, find, go, lz4, npm, tar, unzip, zip};
+use special::{cargo, compressor, dd, find, go, lz4, npm, pip, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};
 
@@ -360,7 +360,7 @@ fn family(base: &str) -> &str {
     let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match trimmed {
         "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" | "php" | "lua"
-        | "julia" | "guile" => trimmed,
+        | "julia" | "guile" | "pip" => trimmed,
         _ => base,
     }
 }
@@ -377,6 +377,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "dd" => dd(args, &mut out),
         "cargo" => cargo(args, &mut out),
         "go" => go(args, &mut out),
+        "pip" => pip(name, args, &mut out),
         "zip" => zip(args, &mut out),
         "unzip" => unzip(args, &mut out),
         "rustc" => rustc(args, &mut out),

@@ -2,7 +2,9 @@
 //! operands (`dd of=`, `rsync host:`, `make NAME=value`), non-getopt syntax (`find`, `less +CMD`,
 //! npm's settings).
 
-use super::{judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION};
+use super::{
+    judge_abbreviated, judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION,
+};
 use crate::shell::options::Spec;
 use crate::shell::words::Word;
 
@@ -265,6 +267,151 @@ pub(super) fn r_input(p: &Parsed, out: &mut Examined) {
 /// tclsh 8.6 ran the `exec` it read).
 pub(super) fn tcl_input(p: &Parsed, out: &mut Examined) {
     program_from_input(p, &[], out);
+}
+
+/// pip's options that take a value (pip 23's `--help` of each command; optparse takes any
+/// unambiguous abbreviation of a long one, `--tar` for `--target`).
+const PIP_SPEC: Spec = Spec {
+    short_arg: "rcetCifdwb",
+    long_arg: &[
+        "requirement",
+        "constraint",
+        "editable",
+        "target",
+        "platform",
+        "python-version",
+        "implementation",
+        "abi",
+        "root",
+        "prefix",
+        "src",
+        "upgrade-strategy",
+        "config-settings",
+        "global-option",
+        "build-option",
+        "no-binary",
+        "only-binary",
+        "progress-bar",
+        "root-user-action",
+        "report",
+        "index-url",
+        "extra-index-url",
+        "find-links",
+        "python",
+        "log",
+        "log-file",
+        "keyring-provider",
+        "proxy",
+        "retries",
+        "timeout",
+        "exists-action",
+        "trusted-host",
+        "cert",
+        "client-cert",
+        "cache-dir",
+        "use-feature",
+        "use-deprecated",
+        "dest",
+        "wheel-dir",
+        "format",
+        "exclude",
+        "path",
+    ],
+    lenient: true,
+    ..Spec::NONE
+};
+
+/// The pip options whose value is a file or directory pip writes.
+const PIP_OPTIONS: &[(&str, Does)] = &[
+    ("-t", Does::WritesArg),
+    ("--target", Does::WritesArg),
+    ("--prefix", Does::WritesArg),
+    ("--root", Does::WritesArg),
+    ("--src", Does::WritesArg),
+    ("--log", Does::WritesArg),
+    ("--log-file", Does::WritesArg),
+    ("--report", Does::WritesArg),
+    ("--cache-dir", Does::WritesArg),
+    ("-d", Does::WritesArg),
+    ("--dest", Does::WritesArg),
+    ("-w", Does::WritesArg),
+    ("--wheel-dir", Does::WritesArg),
+];
+
+/// Round 11: `pip install` and `pip uninstall` change the environment of the python pip runs
+/// for, and what they put there runs in every later run of it: a package's `.pth` file runs
+/// at each start of that python, its scripts land on the PATH (the real pip 23 installed a
+/// wheel whose `.pth` then ran at the next `python -c pass`). Which environment a bare `pip`
+/// serves the line does not show (a venv's inside the roots, or the operator's own), so that
+/// asks, as `python -m pip` did; a pip named by a path (`.venv/bin/pip`) or `--python PATH` is
+/// that environment, judged as code at a path. `--user` writes the operator's `~/.local`;
+/// `--target`/`--prefix`/`--root` and the other directories are writes, judged as any. A
+/// project given as a path (`-e DIR`, `./pkg`) has its build backend run: code at that path.
+pub(super) fn pip(name: &str, args: &[Word], out: &mut Examined) {
+    let p = parse(args, &PIP_SPEC, true);
+    judge_options(&p, PIP_OPTIONS, out);
+    judge_abbreviated(&p, &PIP_SPEC, PIP_OPTIONS, out);
+    if let Some(text) = &p.dynamic {
+        out.effect(
+            EffectKind::Runs,
+            UNKNOWN_OPTION,
+            format!("`{text}` is only known when the line runs and may be any option of `pip`"),
+        );
+    }
+    let Some(verb) = p.operands.first() else {
+        return;
+    };
+    if !verb.literal {
+        return out.effect(
+            EffectKind::Runs,
+            UNKNOWN_OPTION,
+            format!(
+                "pip's command `{}` is only known when the line runs",
+                verb.text
+            ),
+        );
+    }
+    let verb = verb.text.as_str();
+    if !matches!(verb, "install" | "uninstall" | "download" | "wheel") {
+        return;
+    }
+    for project in p.args(&["-e", "--editable"]).chain(
+        p.operands[1..]
+            .iter()
+            .filter(|w| !w.literal || w.text.starts_with(['.', '/', '~']) || w.text.contains('/')),
+    ) {
+        if !project.text.contains("://") {
+            out.code_at(project, "builds, running its build backend, the project at");
+        }
+    }
+    if !matches!(verb, "install" | "uninstall") || p.has(&["--dry-run"]) {
+        return;
+    }
+    if p.has(&["--user"]) {
+        out.write(&Word::lit("~/.local"));
+    }
+    let elsewhere = ["-t", "--target", "--prefix", "--root"];
+    if verb == "install" && p.has(&elsewhere) {
+        return;
+    }
+    if let Some(python) = p.args(&["--python"]).next() {
+        return out.code_at(
+            python,
+            &format!("`pip {verb}` changes the environment of the python"),
+        );
+    }
+    if name.contains('/') {
+        out.code_at(
+            &Word::lit(name),
+            &format!("`pip {verb}` changes the environment of"),
+        );
+    } else {
+        out.effect(
+            EffectKind::Runs,
+            verb,
+            format!("`{name} {verb}` changes the environment of the pip the PATH finds, which may be the operator's own: what it installs runs in every later run of that python (a `.pth` file at each start) and its scripts land on the PATH"),
+        );
+    }
 }
 
 /// Round 11: php runs `-r CODE`, `-B`/`-R`/`-E` (per input line) and the program it reads from
