@@ -6514,3 +6514,112 @@ with zipfile.ZipFile({wheel:?}, "w") as z:
         ],
     );
 }
+
+/// Round 11. Package managers that install into the operator's directories were allowed
+/// (default profile; `npm install -g`, `cargo install` and `go install` ask): what they install
+/// runs in the operator's later commands, outside any sandbox. The real RubyGems 3.3 installed
+/// a local gem (built from the test's own gemspec) into the gem home the environment names, and
+/// ran its `rubygems_plugin.rb` at the next `gem list`. pipx, `uv tool install`, `uv
+/// pip install`, `composer global`, luarocks, `deno install -g`, `bun add -g`, `bun link`, the
+/// upgrades that replace deno or bun, `deno eval` and yarn 1's `global add` are judged by
+/// their manuals (not installed here). Their project-local commands stay allowed.
+#[test]
+fn package_managers_that_install_into_the_operators_directories_ask() {
+    let gem = ["/usr/bin/gem", "/usr/local/bin/gem"]
+        .into_iter()
+        .find(|g| Path::new(g).exists())
+        .expect("gem is needed for this test (Debian package `ruby`)");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.join("src/lib")).unwrap();
+    std::fs::write(
+        d.join("src/evil.gemspec"),
+        "Gem::Specification.new do |s|\n  s.name = 'evil'; s.version = '0.1'; s.summary = 'x'; s.authors = ['x']\n  s.files = ['lib/rubygems_plugin.rb']\nend\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("src/lib/rubygems_plugin.rb"),
+        "File.write('pwned', '')\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new(gem)
+        .args(["build", "evil.gemspec", "-o", "../evil.gem"])
+        .current_dir(d.join("src"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "gem build failed: {built:?}");
+    let gem_home = home.path().display().to_string();
+    let env = [
+        ("GEM_HOME", gem_home.as_str()),
+        ("GEM_PATH", gem_home.as_str()),
+    ];
+    bash_creates_pwned(
+        d,
+        &format!("{gem} install --local --no-document ./evil.gem"),
+        &env,
+    );
+    assert!(
+        home.path().join("plugins/evil_plugin.rb").exists(),
+        "gem install did not install the gem's plugin"
+    );
+    assert!(
+        bash_creates_pwned(d, &format!("{gem} list"), &env),
+        "a later gem command did not run the installed gem's plugin"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "gem install evil",
+        "gem install --local ./evil.gem",
+        "gem i evil",
+        "gem update",
+        "gem uninstall evil",
+        "gem pristine --all",
+        "gem sources --add http://index.example.org/",
+        "gem $verb",
+        "pipx install evil",
+        "pipx run evil",
+        "pipx ensurepath",
+        "uv tool install evil",
+        "uv pip install --system evil",
+        "uv pip install evil",
+        "uv python install 3.12",
+        "composer global require evil/evil",
+        "luarocks install evil",
+        "luarocks make",
+        "deno install -g x.ts",
+        "deno install --global -A x.ts",
+        "deno eval 'Deno.exit()'",
+        "deno upgrade",
+        "bun add -g evil",
+        "bun install --global evil",
+        "bun link",
+        "bun upgrade",
+        "yarn global add evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gem list",
+            "gem list --local",
+            "gem env",
+            "gem --version",
+            "gem build evil.gemspec",
+            "pipx list",
+            "uv run pytest",
+            "uv sync",
+            "uv add evil",
+            "composer install",
+            "composer require evil/evil",
+            "luarocks list",
+            "deno install",
+            "deno task build",
+            "bun add evil",
+            "bun install",
+            "bun link evil",
+            "bun run build",
+            "yarn add evil",
+            "yarn global list",
+        ],
+    );
+}

@@ -25,7 +25,7 @@ use consoles::{editor, openssl, psql, sqlite3, EDITORS};
 use git::git;
 pub(crate) use remove::normalise as lexical_path;
 pub(super) use remove::{locale_text, rm_readings};
-use special::{cargo, compressor, dd, find, go, lz4, npm, pip, tar, unzip, zip};
+use special::{cargo, compressor, dd, find, go, lz4, npm, pip, runtime_verbs, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};
 
@@ -412,6 +412,9 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
                 .unwrap_or(b);
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
+            }
+            if matches!(b, "deno" | "bun") {
+                runtime_verbs(b, args, &mut out);
             }
             // `python -m pytest ARGS` is pytest with those arguments (the rule that names
             // `-m` allowed running the module, not every option of it).

@@ -212,7 +212,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             };
             prefix(args, &spec, 0, &["--help", "--version"], &mut out);
         }
-        b if verb_runner(b).is_some() => {
+        // A runner that also keeps settings (`uv run`, `uv tool install`): a changing verb
+        // is judged by the settings arm below.
+        b if verb_runner(b).is_some() && !settings(b).is_some_and(|t| changes(t, args)) => {
             if let Some(r) = verb_runner(b) {
                 run_verb(r, args, &mut out);
             }
@@ -2446,6 +2448,82 @@ pub(super) const SETTINGS: &[Settings] = &[
         reads: None,
         changes: &[&["config", "set"], &["config", "unset"], &["config", "edit"]],
         why: "changes pip's configuration, which the operator's later installs obey",
+    },
+    // Round 11: package managers that install into the operator's directories (their gems,
+    // tools and binaries run in the operator's later commands, outside any sandbox). gem
+    // loads every installed gem's `rubygems_plugin.rb` at each later `gem` command: the real
+    // RubyGems 3.3 ran the plugin of a gem that `gem install --local` installed at the next
+    // `gem list`.
+    Settings {
+        names: &["gem", "gem3.1"],
+        reads: Some(&[
+            &["list"],
+            &["search"],
+            &["query"],
+            &["info"],
+            &["contents"],
+            &["dependency"],
+            &["environment"],
+            &["env"],
+            &["help"],
+            &["specification"],
+            &["which"],
+            &["outdated"],
+            &["stale"],
+            &["build"],
+        ]),
+        changes: &[],
+        why: "installs or changes gems in the operator's gem home (their plugins run at every later `gem` command, their executables land on the PATH)",
+    },
+    Settings {
+        names: &["pipx"],
+        reads: Some(&[&["list"], &["environment"], &["help"], &["completions"]]),
+        changes: &[],
+        why: "installs or changes tools in the operator's `~/.local` (their executables land on the PATH; `ensurepath` edits the shell's start-up files), or runs a package from the index",
+    },
+    Settings {
+        names: &["uv"],
+        reads: None,
+        changes: &[
+            &["tool", "install"],
+            &["tool", "upgrade"],
+            &["tool", "update-shell"],
+            &["pip", "install"],
+            &["pip", "uninstall"],
+            &["pip", "sync"],
+            &["python", "install"],
+            &["self", "update"],
+        ],
+        why: "installs into the operator's tools or Python (`uv tool install` puts executables on the PATH; `uv pip install` changes the environment it finds, which the line does not show)",
+    },
+    Settings {
+        names: &["composer"],
+        reads: None,
+        changes: &[&["global"], &["self-update"], &["selfupdate"]],
+        why: "changes the operator's global Composer packages (their plugins and scripts run at every later `composer` command) or Composer itself",
+    },
+    // yarn 1's `global` installs into `~/.config/yarn/global` and links the executables into
+    // its bin directory, on the PATH, as `npm install -g` does (which asks since round 5).
+    Settings {
+        names: &["yarn"],
+        reads: None,
+        changes: &[&["global", "add"], &["global", "remove"], &["global", "upgrade"]],
+        why: "changes the operator's global yarn packages, whose executables land on the PATH",
+    },
+    Settings {
+        names: &["luarocks"],
+        reads: Some(&[
+            &["list"],
+            &["search"],
+            &["show"],
+            &["doc"],
+            &["path"],
+            &["which"],
+            &["help"],
+            &["lint"],
+        ]),
+        changes: &[],
+        why: "installs or removes rocks in the operator's or the system's tree (their modules run in later lua programs, their scripts land on the PATH)",
     },
     Settings {
         names: &["gh"],

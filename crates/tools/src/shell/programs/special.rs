@@ -414,6 +414,51 @@ pub(super) fn pip(name: &str, args: &[Word], out: &mut Examined) {
     }
 }
 
+/// Round 11: deno's and bun's own verbs (they share node's table for the runtime's options).
+/// `deno eval CODE` runs its code and `deno repl`/`bun repl` their input; `deno upgrade` and
+/// `bun upgrade` replace the program the PATH finds; a global install (`deno install -g`, `bun
+/// add -g`, `bun link`) writes the operator's `~/.deno/bin` or `~/.bun`, on the PATH (by
+/// their manuals: neither is installed here).
+pub(super) fn runtime_verbs(base: &str, args: &[Word], out: &mut Examined) {
+    let Some(at) = args.iter().position(|w| !w.text.starts_with('-')) else {
+        return;
+    };
+    let verb = &args[at];
+    if !verb.literal {
+        return;
+    }
+    let rest = &args[at + 1..];
+    let global = args
+        .iter()
+        .any(|w| w.literal && matches!(w.text.as_str(), "-g" | "--global"));
+    match (base, verb.text.as_str()) {
+        ("deno", "eval") => out.effect(
+            EffectKind::Runs,
+            "eval",
+            "`deno eval` runs the code it is given".into(),
+        ),
+        ("deno" | "bun", "repl") => out.effect(
+            EffectKind::Runs,
+            "repl",
+            format!("`{base} repl` runs the code it reads from its input"),
+        ),
+        ("deno" | "bun", "upgrade") => out.effect(
+            EffectKind::Runs,
+            "upgrade",
+            format!("`{base} upgrade` replaces the `{base}` the operator runs"),
+        ),
+        ("deno", "install" | "i" | "uninstall" | "add" | "remove") if global => {
+            out.write(&Word::lit("~/.deno/bin"))
+        }
+        ("bun", "add" | "a" | "install" | "i" | "remove" | "rm" | "update" | "link")
+            if global || (verb.text == "link" && rest.iter().all(|w| w.text.starts_with('-'))) =>
+        {
+            out.write(&Word::lit("~/.bun"))
+        }
+        _ => {}
+    }
+}
+
 /// Round 11: php runs `-r CODE`, `-B`/`-R`/`-E` (per input line) and the program it reads from
 /// its input when given no script, `-f FILE` or a script operand (the real php 8.2 ran each).
 /// A script outside the roots is code the line does not show, as for python.
