@@ -6623,3 +6623,63 @@ fn package_managers_that_install_into_the_operators_directories_ask() {
         ],
     );
 }
+
+/// Round 11. A word that may become several (a glob, `"$@"`, `"${a[@]}"`) in the place of a
+/// program's written operand: `cp *` writes the last name the glob gives, and `uniq *` and
+/// `xxd *` the second. Run by the real bash, cp and uniq in a directory holding `a.txt` and
+/// `cordon.toml`, each wrote `a.txt` over the policy file, as did `set -- a.txt cordon.toml; cp
+/// "$@"` (bash splits a double-quoted `$@` into one word per parameter). All were allowed
+/// (default profile, allow-all): a single glob was not read as the destination, and a
+/// double-quoted `$@` was read as one word. `cp *.txt dest/` (the destination is known) stays
+/// allowed.
+#[test]
+fn a_glob_or_list_that_ends_where_a_program_writes_is_a_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for line in [
+        "cp *",
+        "uniq *",
+        "set -- a.txt cordon.toml; cp \"$@\"",
+        "a=(a.txt cordon.toml); cp \"${a[@]}\"",
+    ] {
+        std::fs::write(d.join("a.txt"), "pwned\n").unwrap();
+        std::fs::write(d.join("cordon.toml"), "version = 1\n").unwrap();
+        bash_creates_pwned(d, line, &[]);
+        assert_eq!(
+            std::fs::read_to_string(d.join("cordon.toml")).unwrap(),
+            "pwned\n",
+            "{line}: did not write the second name"
+        );
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "cp *",
+        "cp -f *",
+        "cp -- *",
+        "ln -f *",
+        "uniq *",
+        "uniq -c *",
+        "xxd *",
+        "xxd -r *",
+        "cp \"$@\"",
+        "set -- a.txt cordon.toml; cp \"$@\"",
+        "f() { cp \"$@\"; }; f a.txt cordon.toml",
+        "a=(a.txt cordon.toml); cp \"${a[@]}\"",
+        "cp \"${@:2}\"",
+        "uniq \"$@\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cp *.txt sub/",
+            "cp a.txt b.txt",
+            "uniq a.txt",
+            "uniq a.txt b.txt",
+            "xxd a.bin",
+            "echo \"$@\"",
+            "ls \"$@\"",
+            "for f in \"$@\"; do echo \"$f\"; done",
+            "uniq \"${#a[@]}\"",
+        ],
+    );
+}

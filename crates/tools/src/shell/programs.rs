@@ -565,7 +565,14 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
         Operands::LastWritten => {
             let dirs: Vec<&Word> = p.args(&["-t", "--target-directory"]).collect();
             if dirs.is_empty() {
-                if let Some(last) = p.operands.last().filter(|_| p.operands.len() > 1) {
+                // Round 11: a last word that may become several (`cp *`, `cp "$@"`) ends with
+                // a destination only known when the line runs (`cp *` copied `a.txt` over
+                // `cordon.toml`, the next name).
+                if let Some(last) = p
+                    .operands
+                    .last()
+                    .filter(|l| p.operands.len() > 1 || !l.single)
+                {
                     out.write(last);
                 }
             }

@@ -2144,7 +2144,13 @@ pub(super) fn mktemp(p: &Parsed, out: &mut Examined) {
 
 /// `uniq [INPUT [OUTPUT]]` and `xxd [INFILE [OUTFILE]]` write their second operand.
 pub(super) fn second_operand_written(p: &Parsed, out: &mut Examined) {
-    if let Some(w) = p.operands.get(1) {
+    // Round 11: a first word that may become several (`uniq *`, `xxd "$@"`) puts a name only
+    // known when the line runs second (`uniq *` wrote `a.txt` over `cordon.toml`).
+    let at = match p.operands.first() {
+        Some(first) if !first.single => 0,
+        _ => 1,
+    };
+    if let Some(w) = p.operands.get(at) {
         out.write(w);
     }
 }
