@@ -6683,3 +6683,59 @@ fn a_glob_or_list_that_ends_where_a_program_writes_is_a_write() {
         ],
     );
 }
+
+/// Round 11, wildcard injection. An earlier call may leave files named like options (`touch --
+/// --prefix=.envr -bc%.0d` is a write inside the roots); a glob then hands them to a program as
+/// options. The real csplit, given `csplit * 2` in a directory holding those two names and
+/// `in.txt`, wrote its first piece to `.envrc` (direnv runs it); the real 7zz, given `7zz a
+/// x.7z *` beside a file named `-sdel`, deleted the files it archived. Both were allowed
+/// (default profile, allow-all): csplit's and 7-Zip's options are read by their own code, and a
+/// glob where an option may stand was an unknown option only for the programs with a table of
+/// options. Their plain forms stay allowed.
+#[test]
+fn a_glob_that_may_be_an_option_of_csplit_or_7zip_is_not_allowed() {
+    let sevenzip = ["/usr/bin/7zz", "/usr/bin/7z"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("7-Zip is needed for this test: run scripts/test-deps.sh (Debian package `7zip`)");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.txt"), "touch pwned\nrest\n").unwrap();
+    std::fs::write(d.join("--prefix=.envr"), "").unwrap();
+    std::fs::write(d.join("-bc%.0d"), "").unwrap();
+    assert!(
+        bash_creates_pwned(d, "csplit * 2 && bash .envrc", &[]),
+        "csplit did not write .envrc"
+    );
+    let z = tempfile::tempdir().unwrap();
+    std::fs::write(z.path().join("keep.txt"), "x").unwrap();
+    std::fs::write(z.path().join("-sdel"), "").unwrap();
+    bash_creates_pwned(z.path(), &format!("{sevenzip} a x.7z *"), &[]);
+    assert!(
+        !z.path().join("keep.txt").exists(),
+        "7-Zip did not delete the file it archived"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "csplit * 2",
+        "csplit in.txt* 2",
+        "csplit in.txt 2 *",
+        "7zz a x.7z *",
+        "7z a x.7z \"$f\"",
+        "7z * x.7z",
+        "7z a x.7z -sdel keep.txt",
+        "7za a -SDEL x.7z keep.txt",
+        "xxd *.bin",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "csplit in.txt 2",
+            "csplit -f part in.txt '/x/' '{*}'",
+            "7zz a x.7z keep.txt",
+            "7z a x.7z src/*",
+            "7z l x.7z",
+            "xxd a.bin",
+        ],
+    );
+}

@@ -544,7 +544,9 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
         judge_abbreviated(&p, &program.spec, program.options, out);
     }
     if let Some(text) = &p.dynamic {
-        if !program.options.is_empty() {
+        // Round 11: also where only the special reads the options (`csplit * 2`: files named
+        // `--prefix=.envr` and `-bc%.0d` made the real csplit write `.envrc`).
+        if !program.options.is_empty() || program.special.is_some() {
             out.effect(
                 EffectKind::Runs,
                 UNKNOWN_OPTION,

@@ -2473,6 +2473,40 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// Round 11: 7-Zip reads a switch anywhere on its line, also after the archive and the files:
+/// the real 7zz 22 given `a x.7z *` in a directory holding a file named `-sdel` deleted the
+/// files it archived. `-sdel` deletes; a word only known when the line runs may be it, or the
+/// command (`x`). Then the extracting commands, as for the other archivers.
+pub(super) fn sevenzip(p: &Parsed, out: &mut Examined) {
+    // A word that starts with a known character other than `-` (`src/*`) never becomes a
+    // switch; the first operand is the command.
+    let known_start = |w: &Word| {
+        w.text
+            .starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_'))
+    };
+    for (i, w) in p.operands.iter().enumerate() {
+        if !w.literal && (i == 0 || !known_start(w)) {
+            out.effect(
+                EffectKind::Runs,
+                UNKNOWN_OPTION,
+                format!("`{}` is only known when the line runs and may be any switch of 7-Zip (`-sdel` deletes the files it archives)", w.text),
+            );
+        }
+    }
+    if p.option_words
+        .iter()
+        .chain(p.operands.iter().map(|w| &w.text))
+        .any(|t| t.to_ascii_lowercase().starts_with("-sdel"))
+    {
+        out.effect(
+            EffectKind::Deletes,
+            "-sdel",
+            "`-sdel` deletes the files 7-Zip archived".into(),
+        );
+    }
+    extractor(p, out);
+}
+
 /// `objcopy --dump-section NAME=FILE` writes the section to FILE.
 pub(super) fn objcopy(p: &Parsed, out: &mut Examined) {
     for a in p.args(&["--dump-section"]) {

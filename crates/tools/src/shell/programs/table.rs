@@ -5,7 +5,7 @@ use super::special::{
     apt_verbs, awk, csplit, curl, extractor, gpg, julia_guile, less, lua_script, m4_input, make,
     mktemp, modes, node_input, objcopy, package, patch, perl_rename, perl_ruby, php_script, pytest,
     python_script, r_input, rename, rscript_input, rsync, scheduler, second_operand_written, sed,
-    split, ssh_keygen, tcl_input, tcpdump_files, uudecode, wget,
+    sevenzip, split, ssh_keygen, tcl_input, tcpdump_files, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -512,7 +512,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         abbrev: false,
         options: &[],
         operands: Operands::Read,
-        special: Some(extractor),
+        special: Some(sevenzip),
     },
     Program {
         names: &["jar"],
