@@ -6739,3 +6739,61 @@ fn a_glob_that_may_be_an_option_of_csplit_or_7zip_is_not_allowed() {
         ],
     );
 }
+
+/// Round 11. A compressor replaces the file it compresses with one under its suffix, and zstd
+/// writes into `--output-dir-flat`/`--output-dir-mirror` and its `--trace` log: the real gzip
+/// 1.12 replaced a file outside the workspace with its `.gz`, and zstd 1.5 wrote `DIR/a.zst`
+/// and the trace log outside it. All were allowed (default profile, allow-all): only the
+/// names a decompression gives were judged. `--filelist`/`--files` read the names from a list.
+#[test]
+fn a_compressor_writes_and_removes_outside_the_roots() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path();
+    std::fs::write(o.join("a"), "x").unwrap();
+    std::fs::write(ws.path().join("b"), "x").unwrap();
+    std::fs::create_dir(o.join("flat")).unwrap();
+    let line = format!(
+        "gzip {o}/a && zstd -q --output-dir-flat {o}/flat b && zstd -q -f --trace {o}/trace.log b",
+        o = o.display()
+    );
+    bash_creates_pwned(ws.path(), &line, &[]);
+    assert!(
+        !o.join("a").exists() && o.join("a.gz").exists(),
+        "gzip did not replace the file"
+    );
+    assert!(
+        o.join("flat/b.zst").exists(),
+        "zstd did not write into its output directory"
+    );
+    assert!(
+        o.join("trace.log").exists(),
+        "zstd did not write its trace log"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "gzip /tmp/e/a",
+        "gzip -k /tmp/e/a",
+        "bzip2 /tmp/e/a",
+        "xz /tmp/e/a",
+        "zstd --rm /tmp/e/a",
+        "zstd --output-dir-flat /tmp/e a",
+        "zstd --output-dir-mirror /tmp/e a",
+        "zstd --trace /tmp/e/log a",
+        "zstd --filelist list",
+        "xz --files=list",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gzip a",
+            "gzip -k a",
+            "gunzip a.gz",
+            "gzip -c /tmp/e/a",
+            "gzip -dc a.gz",
+            "zstd a",
+            "zstd --output-dir-flat out a",
+            "xz -d a.xz",
+        ],
+    );
+}

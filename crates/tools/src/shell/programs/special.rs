@@ -1959,7 +1959,10 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             "block-size",
             "output-dir-flat",
             "output-dir-mirror",
+            "trace",
+            "filelist",
         ],
+        long_opt: &["files", "files0"],
         long_flag: &[
             "stdout",
             "to-stdout",
@@ -1985,8 +1988,15 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     ]) {
         return;
     }
-    for o in p.args(&["-o", "--output"]) {
+    // Round 11: zstd's `--trace LOG` writes LOG (the real zstd 1.5 did); `--filelist` (xz's
+    // `--files`) reads the names to compress from a file.
+    for o in p.args(&["-o", "--output", "--trace"]) {
         out.write(o);
+    }
+    if p.has(&["--filelist", "--files", "--files0"]) {
+        out.unshown(format!(
+            "`{base}` reads the names of the files it writes from a list"
+        ));
     }
     let decompressing = p.has(&["-d", "--decompress", "--uncompress"])
         || base.starts_with("un")
@@ -2033,7 +2043,10 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             continue;
         }
         // Both ways, whichever mode the options chose: a name is only ever judged more.
-        let mut names = Vec::new();
+        // Round 11: compressing writes the name with the program's suffix and removes the
+        // file itself (`gzip /tmp/e/a` replaced a file outside the roots, and `zstd
+        // --output-dir-flat DIR a` wrote `DIR/a.zst`; both were allowed): both are writes.
+        let mut names = vec![f.text.clone(), format!("{}{}", f.text, suffix_of(base))];
         let lower = f.text.to_ascii_lowercase();
         for (end, to) in KNOWN {
             if lower.ends_with(end) && f.text.len() > end.len() {
@@ -2067,6 +2080,20 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             out.writes.push(name);
         }
     }
+}
+
+/// The suffix a compressor gives the files it writes.
+fn suffix_of(base: &str) -> &'static str {
+    [
+        ("bz", ".bz2"),
+        ("xz", ".xz"),
+        ("lzma", ".lzma"),
+        ("zst", ".zst"),
+        ("compress", ".Z"),
+    ]
+    .into_iter()
+    .find(|(part, _)| base.contains(part))
+    .map_or(".gz", |(_, suffix)| suffix)
 }
 
 /// `lz4 [-d] IN OUT` writes OUT (the real lz4 1.9 decompressed into `.envrc`); with one operand,
