@@ -6797,3 +6797,35 @@ fn a_compressor_writes_and_removes_outside_the_roots() {
         ],
     );
 }
+
+/// Round 11. `wget --warc-file=FILE` writes `FILE.warc.gz` (the real wget 1.21 wrote it before
+/// it failed to connect to a closed loopback port), and `--warc-tempdir` its temporary files:
+/// allowed outside the roots (allow-all) before.
+#[test]
+fn wget_writes_its_warc_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    bash_creates_pwned(
+        dir.path(),
+        &format!(
+            "timeout 20 wget -q --tries=1 --warc-file={}/w http://127.0.0.1:1/",
+            outside.path().display()
+        ),
+        &[],
+    );
+    assert!(
+        outside.path().join("w.warc.gz").exists(),
+        "wget did not write its WARC file"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "wget --warc-file=/tmp/e/w http://index.example.org/",
+        "wget --warc-file /tmp/e/w http://index.example.org/",
+        "wget --warc-f=/tmp/e/w http://index.example.org/",
+        "wget --warc-tempdir=/tmp/e http://index.example.org/",
+    ]);
+    f.all(
+        Action::Allow,
+        &["wget --warc-file=archive http://index.example.org/"],
+    );
+}

@@ -1679,6 +1679,12 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "save-cookies",
                 "rejected-log",
                 "hsts-file",
+                "warc-file",
+                "warc-tempdir",
+                "warc-header",
+                "warc-max-size",
+                "warc-dedup",
+                "load-cookies",
             ],
             long_flag: &[
                 "recursive",
@@ -1713,6 +1719,9 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--save-cookies", Does::WritesArg),
             ("--rejected-log", Does::WritesArg),
             ("--hsts-file", Does::WritesArg),
+            // Round 11: the real wget 1.21 wrote `FILE.warc.gz` before it failed to connect.
+            ("--warc-file", Does::WritesArg),
+            ("--warc-tempdir", Does::WritesArg),
         ],
         operands: Operands::Read,
         special: Some(wget),
