@@ -6829,3 +6829,60 @@ fn wget_writes_its_warc_file() {
         &["wget --warc-file=archive http://index.example.org/"],
     );
 }
+
+/// Round 11. `git init DIR` makes DIR and a repository in it, and `git credential approve`
+/// hands what it reads to the operator's credential helpers: the real git 2.47 made the
+/// repository outside the workspace and wrote the store file that the operator's global
+/// configuration names. Both were allowed (allow-all). `git init` in the roots and `git
+/// credential fill` stay allowed.
+#[test]
+fn git_init_elsewhere_and_credential_approve_write_outside_the_roots() {
+    let git = ["/usr/local/bin/git", "/usr/bin/git"]
+        .into_iter()
+        .find(|g| Path::new(g).exists())
+        .expect("git is needed for this test (Debian package `git`)");
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path();
+    let global = o.join("gitconfig");
+    std::fs::write(
+        &global,
+        format!(
+            "[credential]\n\thelper = store --file={}/store\n",
+            o.display()
+        ),
+    )
+    .unwrap();
+    let global = global.display().to_string();
+    let line = format!(
+        "{git} init -q {o}/r && printf 'protocol=https\\nhost=h.example.org\\nusername=u\\npassword=p\\n\\n' | {git} credential approve",
+        o = o.display()
+    );
+    bash_creates_pwned(dir.path(), &line, &[("GIT_CONFIG_GLOBAL", global.as_str())]);
+    assert!(
+        o.join("r/.git/HEAD").exists(),
+        "git init made no repository"
+    );
+    assert!(
+        o.join("store").exists(),
+        "git credential approve wrote no store"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "git init /tmp/e/r",
+        "git init -b main /tmp/e/r",
+        "git init ~/r",
+        "git credential approve",
+        "git credential reject",
+        "git credential \"$verb\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git init",
+            "git init sub",
+            "git init -q -b main",
+            "git credential fill",
+        ],
+    );
+}
