@@ -6886,3 +6886,91 @@ fn git_init_elsewhere_and_credential_approve_write_outside_the_roots() {
         ],
     );
 }
+
+/// Round 11. The long tail of installers: system package managers (dnf, yum, apk, zypper,
+/// snap, brew), conda, cabal, stack, opam, raco, cpan, cpanm, easy_install, dotnet's and mix's
+/// tool installs, asdf, volta, `cargo binstall`, update-alternatives and `R CMD INSTALL` were
+/// allowed (default, allow-all). The real update-alternatives made the link it was given
+/// (here into the test's own directories), and R 4.2's `CMD INSTALL -l LIB` installed a package
+/// whose `.onLoad` ran in a later R session; the others by their manuals (not installed here).
+/// Their read-only verbs and project builds stay allowed.
+#[test]
+fn the_long_tail_of_installers_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path();
+    for sub in ["alt", "adm", "bin", "lib", "pkg/R"] {
+        std::fs::create_dir_all(o.join(sub)).unwrap();
+    }
+    let line = format!(
+        "update-alternatives --altdir {o}/alt --admindir {o}/adm --install {o}/bin/evil evil /bin/true 10",
+        o = o.display()
+    );
+    bash_creates_pwned(d, &line, &[]);
+    assert!(
+        o.join("bin/evil").symlink_metadata().is_ok(),
+        "update-alternatives made no link"
+    );
+    std::fs::write(
+        o.join("pkg/DESCRIPTION"),
+        "Package: evilpkg\nVersion: 0.1\nTitle: x\nDescription: x.\nLicense: MIT\nAuthor: x\nMaintainer: x <x@example.org>\n",
+    )
+    .unwrap();
+    std::fs::write(o.join("pkg/NAMESPACE"), "export(f)\n").unwrap();
+    std::fs::write(
+        o.join("pkg/R/f.R"),
+        "f <- function() 1\n.onLoad <- function(lib, pkg) file.create('pwned')\n",
+    )
+    .unwrap();
+    let line = format!(
+        "timeout 120 R CMD INSTALL -l {o}/lib {o}/pkg && timeout 60 Rscript -e 'library(evilpkg, lib.loc = \"{o}/lib\")'",
+        o = o.display()
+    );
+    assert!(
+        bash_creates_pwned(d, &line, &[]),
+        "R did not install the package, or a later session did not load it"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "dnf install evil",
+        "yum -y install evil",
+        "apk add evil",
+        "zypper install evil",
+        "snap install evil",
+        "brew install evil",
+        "conda install evil",
+        "conda init",
+        "cabal install evil",
+        "stack install",
+        "opam install evil",
+        "raco pkg install evil",
+        "cargo binstall evil",
+        "cpan Evil",
+        "cpanm Evil",
+        "easy_install evil",
+        "update-alternatives --install /usr/bin/python python /tmp/e/python 100",
+        "dotnet tool install -g evil",
+        "mix archive.install evil",
+        "asdf plugin add evil https://index.example.org/evil.git",
+        "volta install node",
+        "R CMD INSTALL evil",
+        "R CMD INSTALL -l /tmp/e/lib evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "dnf list installed",
+            "apk info",
+            "brew list",
+            "conda list",
+            "cabal build",
+            "stack build",
+            "opam list",
+            "dotnet build",
+            "mix test",
+            "R CMD BATCH x.R",
+            "R CMD check evil",
+        ],
+    );
+}

@@ -1432,7 +1432,8 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
             cargo_vendor(&args[i..], out);
             continue;
         }
-        if t == "install" && Some(i - 1) == subcommand {
+        // Round 11: `cargo binstall` (cargo-binstall) installs a release binary the same way.
+        if matches!(t, "install" | "binstall") && Some(i - 1) == subcommand {
             let mut root = false;
             let mut j = i;
             while let Some(a) = args.get(j) {
