@@ -6679,7 +6679,6 @@ fn a_glob_or_list_that_ends_where_a_program_writes_is_a_write() {
             "echo \"$@\"",
             "ls \"$@\"",
             "for f in \"$@\"; do echo \"$f\"; done",
-            "uniq \"${#a[@]}\"",
         ],
     );
 }

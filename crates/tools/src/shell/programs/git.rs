@@ -587,17 +587,16 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
         // when the line runs) hand what they read to the operator's credential helpers, which
         // keep it outside the roots (the real git 2.47 wrote the store file the operator's
         // global configuration names); `fill` and `capability` only read.
-        "credential" => {
+        "credential"
             if args
                 .iter()
-                .any(|w| !w.literal || !matches!(w.text.as_str(), "fill" | "capability"))
-            {
-                out.effect(
-                    EffectKind::Writes,
-                    "credential",
-                    "`git credential approve`/`reject` changes what the operator's credential helpers keep, outside the roots".into(),
-                );
-            }
+                .any(|w| !w.literal || !matches!(w.text.as_str(), "fill" | "capability")) =>
+        {
+            out.effect(
+                EffectKind::Writes,
+                "credential",
+                "`git credential approve`/`reject` changes what the operator's credential helpers keep, outside the roots".into(),
+            );
         }
         "credential-store" => {
             let files = values("file", 1);
