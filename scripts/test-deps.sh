@@ -104,9 +104,13 @@ command -v unzip >/dev/null || {
 # Round 10: tests/tests/scan_escape.rs runs the real less (the `LESSOPEN` a `~/.lesskey`
 # sets) and wget (`~/.wgetrc`'s `use_askpass`); it and crates/tools/tests/files.rs run the real
 # Perl debugger (`.perldb`; perl5db.pl comes with Debian's perl, not perl-base), below.
+# Round 11: the same test file runs php (`-r`, its input), lua (`-e`, its input) and m4
+# (`syscmd` in its input or a file), interpreters no table had, 7-Zip (a file named `-sdel`
+# that a glob makes its switch) and zstd (`--output-dir-flat`, `--trace` outside the roots).
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
   capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
-  strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump less:less; do
+  strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump less:less \
+  php:php-cli lua5.4:lua5.4 m4:m4 7zz:7zip zstd:zstd; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }

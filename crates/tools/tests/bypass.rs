@@ -6314,3 +6314,662 @@ fn go_install_writes_the_operators_bin_directory() {
         ],
     );
 }
+
+/// The interpreter a round-11 test drives, found on this machine or the test fails, naming
+/// the Debian package (scripts/test-deps.sh installs it).
+fn interpreter(name: &str, package: &str) {
+    assert!(
+        ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .any(|d| Path::new(d).join(name).exists()),
+        "{name} is needed for this test: run scripts/test-deps.sh (Debian package `{package}`)"
+    );
+}
+
+/// Round 11. php, lua and m4 were in no table, so under the default profile (and past a deny
+/// rule on what they run) they were judged by their rule alone: `php -r 'system("rm -rf
+/// src");'` was allowed. The real php 8.2 ran `-r`, `-R`, `-f`, a script outside the roots and
+/// the program it read from its input; lua 5.4 ran `-e` and its input; GNU m4 1.4.19 ran the
+/// `syscmd` it read from its input and from a file outside the roots. julia and guile (by their
+/// manuals) and psql (backslash commands, from any of its arguments or its input) are judged
+/// the same way. A script, a macro file or an include directory inside the roots is the
+/// project's code and stays allowed.
+#[test]
+fn php_lua_and_m4_run_the_code_on_their_line_or_from_their_input() {
+    interpreter("php", "php-cli");
+    interpreter("lua5.4", "lua5.4");
+    interpreter("m4", "m4");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path().display();
+    std::fs::write(outside.path().join("x.php"), "<?php touch('pwned');\n").unwrap();
+    std::fs::write(outside.path().join("x.m4"), "syscmd(`touch pwned')\n").unwrap();
+    for line in [
+        "php -r 'touch(\"pwned\");'".to_string(),
+        "echo '<?php touch(\"pwned\");' | php".into(),
+        "echo a | php -R 'touch(\"pwned\");'".into(),
+        format!("php -f {o}/x.php"),
+        format!("php {o}/x.php"),
+        "lua5.4 -e 'io.open(\"pwned\", \"w\")'".into(),
+        "echo 'io.open(\"pwned\", \"w\")' | lua5.4".into(),
+        "echo 'io.open(\"pwned\", \"w\")' | lua5.4 -".into(),
+        "echo 'syscmd(touch pwned)' | m4".into(),
+        format!("m4 {o}/x.m4"),
+        format!("echo 'include(x.m4)' | m4 -I {o}"),
+    ] {
+        assert!(bash_creates_pwned(d, &line, &[]), "{line}: ran nothing");
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "php -r 'system(\"rm -rf src\");'",
+        "php < x.php",
+        "cat x.php | php8.2",
+        "echo a | php -R 'system($argn);'",
+        "php -B 'system(\"rm -rf src\");' -R 1",
+        "php -f /tmp/e/x.php",
+        "php /tmp/e/x.php",
+        "php -d auto_prepend_file=/tmp/e/x.php x.php",
+        "php -c /tmp/e/php.ini x.php",
+        "php -S 0.0.0.0:8000",
+        "php -a",
+        "lua -e 'os.execute(\"rm -rf src\")'",
+        "lua5.4 < x.lua",
+        "lua5.4 -",
+        "lua5.4 -i x.lua",
+        "lua5.4 -l evil x.lua",
+        "lua5.4 /tmp/e/x.lua",
+        "luajit -e 'os.execute(\"rm -rf src\")'",
+        "echo 'syscmd(rm -rf src)' | m4",
+        "m4 /tmp/e/x.m4",
+        "m4 x.m4 -",
+        "m4 -I /tmp/e x.m4",
+        "m4 --include=/tmp/e x.m4",
+        "m4 -R /tmp/e/x.m4f x.m4",
+        "m4 -F .envrc x.m4",
+        "m4 --debugfile=.git/hooks/pre-commit x.m4",
+        "m4 --debugf=/tmp/e/y x.m4",
+        "julia -e 'run(`rm -rf src`)'",
+        "julia < x.jl",
+        "julia -L /tmp/e/x.jl x.jl",
+        "guile -c '(system \"rm -rf src\")'",
+        "guile < x.scm",
+        "guile -l /tmp/e/x.scm x.scm",
+        "guile --listen",
+        "psql -c '\\! rm -rf src'",
+        "psql -f x.sql",
+        "psql < x.sql",
+        "psql -c 'select 1'",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "php x.php arg",
+            "php -f x.php",
+            "php -l x.php",
+            "php -v",
+            "lua5.4 x.lua arg",
+            "lua -v",
+            "m4 x.m4",
+            "m4 -I inc -D X=1 x.m4",
+            "m4 --version",
+            "julia x.jl",
+            "guile x.scm",
+            "psql --version",
+        ],
+    );
+}
+
+/// Round 11. `pip install` changes the environment of the python pip serves, and what it puts
+/// there runs in every later run of that python: the real pip 23 (the test venv's, given
+/// `--python` for an environment outside the workspace) installed a wheel whose `.pth` file ran
+/// at the next `python -c pass`. A bare `pip` may be the operator's own, which the line does
+/// not show: `pip install x` was allowed (default profile; `python -m pip install` asked), as
+/// were `--user` (`~/.local`), `--target`/`--prefix`/`--root` outside the roots and a project
+/// outside the roots given by its path (pip runs its build backend). A pip or python named by
+/// a path inside the roots (`.venv/bin/pip`) and the commands that only read stay allowed.
+#[test]
+fn pip_install_changes_an_environment_the_line_does_not_show() {
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let pip = deps.join("venv/bin/pip");
+    assert!(
+        pip.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        pip.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let env = tempfile::tempdir().unwrap();
+    let venv = env.path().join("v");
+    let made = std::process::Command::new("/usr/bin/python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("the distribution's python3 is needed (Debian package `python3-venv`)");
+    assert!(made.success(), "python3 -m venv failed");
+    // A wheel whose `.pth` file runs at each start of the python it is installed for.
+    let wheel = d.join("evil-0.1-py3-none-any.whl");
+    let script = format!(
+        r#"import zipfile
+with zipfile.ZipFile({wheel:?}, "w") as z:
+    z.writestr("evil.pth", "import os; open('pwned', 'w').close()\n")
+    z.writestr("evil-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: evil\nVersion: 0.1\n")
+    z.writestr("evil-0.1.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("evil-0.1.dist-info/RECORD", "")
+"#,
+        wheel = wheel.display().to_string()
+    );
+    let built = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(built.success(), "could not write the wheel");
+    let line = format!(
+        "{} --python {v}/bin/python install -q --no-index --disable-pip-version-check {} && {v}/bin/python -c pass",
+        pip.display(),
+        wheel.display(),
+        v = venv.display()
+    );
+    assert!(
+        bash_creates_pwned(d, &line, &[]),
+        "pip did not install a .pth file that the next python run ran"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "pip install evil",
+        "pip3 install -r requirements.txt",
+        "pip3.11 install evil",
+        "pip uninstall -y evil",
+        "/usr/bin/pip install evil",
+        "pip install --user evil",
+        "pip install --target /tmp/e evil",
+        "pip install --tar /tmp/e evil",
+        "pip install --prefix /usr/local evil",
+        "pip install --root / evil",
+        "pip --python /tmp/e/python install evil",
+        "pip install -e /tmp/e/pkg",
+        ".venv/bin/pip install /tmp/e/pkg",
+        ".venv/bin/pip install --user evil",
+        "pip download -d /tmp/e evil",
+        "pip install --log /tmp/e/log evil",
+        "pip $verb evil",
+        "pip install $opt evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            ".venv/bin/pip install -r requirements.txt",
+            ".venv/bin/pip install -e .",
+            "pip --python .venv/bin/python install evil",
+            "pip install --target vendor evil",
+            "pip install --dry-run evil",
+            "pip download evil",
+            "pip wheel -w dist .",
+            "pip list",
+            "pip show evil",
+            "pip freeze",
+            "pip --version",
+        ],
+    );
+}
+
+/// Round 11. Package managers that install into the operator's directories were allowed
+/// (default profile; `npm install -g`, `cargo install` and `go install` ask): what they install
+/// runs in the operator's later commands, outside any sandbox. The real RubyGems 3.3 installed
+/// a local gem (built from the test's own gemspec) into the gem home the environment names, and
+/// ran its `rubygems_plugin.rb` at the next `gem list`. pipx, `uv tool install`, `uv
+/// pip install`, `composer global`, luarocks, `deno install -g`, `bun add -g`, `bun link`, the
+/// upgrades that replace deno or bun, `deno eval` and yarn 1's `global add` are judged by
+/// their manuals (not installed here). Their project-local commands stay allowed.
+#[test]
+fn package_managers_that_install_into_the_operators_directories_ask() {
+    let gem = ["/usr/bin/gem", "/usr/local/bin/gem"]
+        .into_iter()
+        .find(|g| Path::new(g).exists())
+        .expect("gem is needed for this test (Debian package `ruby`)");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.join("src/lib")).unwrap();
+    std::fs::write(
+        d.join("src/evil.gemspec"),
+        "Gem::Specification.new do |s|\n  s.name = 'evil'; s.version = '0.1'; s.summary = 'x'; s.authors = ['x']\n  s.files = ['lib/rubygems_plugin.rb']\nend\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("src/lib/rubygems_plugin.rb"),
+        "File.write('pwned', '')\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new(gem)
+        .args(["build", "evil.gemspec", "-o", "../evil.gem"])
+        .current_dir(d.join("src"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "gem build failed: {built:?}");
+    let gem_home = home.path().display().to_string();
+    let env = [
+        ("GEM_HOME", gem_home.as_str()),
+        ("GEM_PATH", gem_home.as_str()),
+    ];
+    bash_creates_pwned(
+        d,
+        &format!("{gem} install --local --no-document ./evil.gem"),
+        &env,
+    );
+    assert!(
+        home.path().join("plugins/evil_plugin.rb").exists(),
+        "gem install did not install the gem's plugin"
+    );
+    assert!(
+        bash_creates_pwned(d, &format!("{gem} list"), &env),
+        "a later gem command did not run the installed gem's plugin"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "gem install evil",
+        "gem install --local ./evil.gem",
+        "gem i evil",
+        "gem update",
+        "gem uninstall evil",
+        "gem pristine --all",
+        "gem sources --add http://index.example.org/",
+        "gem $verb",
+        "pipx install evil",
+        "pipx run evil",
+        "pipx ensurepath",
+        "uv tool install evil",
+        "uv pip install --system evil",
+        "uv pip install evil",
+        "uv python install 3.12",
+        "composer global require evil/evil",
+        "luarocks install evil",
+        "luarocks make",
+        "deno install -g x.ts",
+        "deno install --global -A x.ts",
+        "deno eval 'Deno.exit()'",
+        "deno upgrade",
+        "bun add -g evil",
+        "bun install --global evil",
+        "bun link",
+        "bun upgrade",
+        "yarn global add evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gem list",
+            "gem list --local",
+            "gem env",
+            "gem --version",
+            "gem build evil.gemspec",
+            "pipx list",
+            "uv run pytest",
+            "uv sync",
+            "uv add evil",
+            "composer install",
+            "composer require evil/evil",
+            "luarocks list",
+            "deno install",
+            "deno task build",
+            "bun add evil",
+            "bun install",
+            "bun link evil",
+            "bun run build",
+            "yarn add evil",
+            "yarn global list",
+        ],
+    );
+}
+
+/// Round 11. A word that may become several (a glob, `"$@"`, `"${a[@]}"`) in the place of a
+/// program's written operand: `cp *` writes the last name the glob gives, and `uniq *` and
+/// `xxd *` the second. Run by the real bash, cp and uniq in a directory holding `a.txt` and
+/// `cordon.toml`, each wrote `a.txt` over the policy file, as did `set -- a.txt cordon.toml; cp
+/// "$@"` (bash splits a double-quoted `$@` into one word per parameter). All were allowed
+/// (default profile, allow-all): a single glob was not read as the destination, and a
+/// double-quoted `$@` was read as one word. `cp *.txt dest/` (the destination is known) stays
+/// allowed.
+#[test]
+fn a_glob_or_list_that_ends_where_a_program_writes_is_a_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for line in [
+        "cp *",
+        "uniq *",
+        "set -- a.txt cordon.toml; cp \"$@\"",
+        "a=(a.txt cordon.toml); cp \"${a[@]}\"",
+    ] {
+        std::fs::write(d.join("a.txt"), "pwned\n").unwrap();
+        std::fs::write(d.join("cordon.toml"), "version = 1\n").unwrap();
+        bash_creates_pwned(d, line, &[]);
+        assert_eq!(
+            std::fs::read_to_string(d.join("cordon.toml")).unwrap(),
+            "pwned\n",
+            "{line}: did not write the second name"
+        );
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "cp *",
+        "cp -f *",
+        "cp -- *",
+        "ln -f *",
+        "uniq *",
+        "uniq -c *",
+        "xxd *",
+        "xxd -r *",
+        "cp \"$@\"",
+        "set -- a.txt cordon.toml; cp \"$@\"",
+        "f() { cp \"$@\"; }; f a.txt cordon.toml",
+        "a=(a.txt cordon.toml); cp \"${a[@]}\"",
+        "cp \"${@:2}\"",
+        "uniq \"$@\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cp *.txt sub/",
+            "cp a.txt b.txt",
+            "uniq a.txt",
+            "uniq a.txt b.txt",
+            "xxd a.bin",
+            "echo \"$@\"",
+            "ls \"$@\"",
+            "for f in \"$@\"; do echo \"$f\"; done",
+        ],
+    );
+}
+
+/// Round 11, wildcard injection. An earlier call may leave files named like options (`touch --
+/// --prefix=.envr -bc%.0d` is a write inside the roots); a glob then hands them to a program as
+/// options. The real csplit, given `csplit * 2` in a directory holding those two names and
+/// `in.txt`, wrote its first piece to `.envrc` (direnv runs it); the real 7zz, given `7zz a
+/// x.7z *` beside a file named `-sdel`, deleted the files it archived. Both were allowed
+/// (default profile, allow-all): csplit's and 7-Zip's options are read by their own code, and a
+/// glob where an option may stand was an unknown option only for the programs with a table of
+/// options. Their plain forms stay allowed.
+#[test]
+fn a_glob_that_may_be_an_option_of_csplit_or_7zip_is_not_allowed() {
+    let sevenzip = ["/usr/bin/7zz", "/usr/bin/7z"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("7-Zip is needed for this test: run scripts/test-deps.sh (Debian package `7zip`)");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.txt"), "touch pwned\nrest\n").unwrap();
+    std::fs::write(d.join("--prefix=.envr"), "").unwrap();
+    std::fs::write(d.join("-bc%.0d"), "").unwrap();
+    assert!(
+        bash_creates_pwned(d, "csplit * 2 && bash .envrc", &[]),
+        "csplit did not write .envrc"
+    );
+    let z = tempfile::tempdir().unwrap();
+    std::fs::write(z.path().join("keep.txt"), "x").unwrap();
+    std::fs::write(z.path().join("-sdel"), "").unwrap();
+    bash_creates_pwned(z.path(), &format!("{sevenzip} a x.7z *"), &[]);
+    assert!(
+        !z.path().join("keep.txt").exists(),
+        "7-Zip did not delete the file it archived"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "csplit * 2",
+        "csplit in.txt* 2",
+        "csplit in.txt 2 *",
+        "7zz a x.7z *",
+        "7z a x.7z \"$f\"",
+        "7z * x.7z",
+        "7z a x.7z -sdel keep.txt",
+        "7za a -SDEL x.7z keep.txt",
+        "xxd *.bin",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "csplit in.txt 2",
+            "csplit -f part in.txt '/x/' '{*}'",
+            "7zz a x.7z keep.txt",
+            "7z a x.7z src/*",
+            "7z l x.7z",
+            "xxd a.bin",
+        ],
+    );
+}
+
+/// Round 11. A compressor replaces the file it compresses with one under its suffix, and zstd
+/// writes into `--output-dir-flat`/`--output-dir-mirror` and its `--trace` log: the real gzip
+/// 1.12 replaced a file outside the workspace with its `.gz`, and zstd 1.5 wrote `DIR/a.zst`
+/// and the trace log outside it. All were allowed (default profile, allow-all): only the
+/// names a decompression gives were judged. `--filelist`/`--files` read the names from a list.
+#[test]
+fn a_compressor_writes_and_removes_outside_the_roots() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path();
+    std::fs::write(o.join("a"), "x").unwrap();
+    std::fs::write(ws.path().join("b"), "x").unwrap();
+    std::fs::create_dir(o.join("flat")).unwrap();
+    let line = format!(
+        "gzip {o}/a && zstd -q --output-dir-flat {o}/flat b && zstd -q -f --trace {o}/trace.log b",
+        o = o.display()
+    );
+    bash_creates_pwned(ws.path(), &line, &[]);
+    assert!(
+        !o.join("a").exists() && o.join("a.gz").exists(),
+        "gzip did not replace the file"
+    );
+    assert!(
+        o.join("flat/b.zst").exists(),
+        "zstd did not write into its output directory"
+    );
+    assert!(
+        o.join("trace.log").exists(),
+        "zstd did not write its trace log"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "gzip /tmp/e/a",
+        "gzip -k /tmp/e/a",
+        "bzip2 /tmp/e/a",
+        "xz /tmp/e/a",
+        "zstd --rm /tmp/e/a",
+        "zstd --output-dir-flat /tmp/e a",
+        "zstd --output-dir-mirror /tmp/e a",
+        "zstd --trace /tmp/e/log a",
+        "zstd --filelist list",
+        "xz --files=list",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gzip a",
+            "gzip -k a",
+            "gunzip a.gz",
+            "gzip -c /tmp/e/a",
+            "gzip -dc a.gz",
+            "zstd a",
+            "zstd --output-dir-flat out a",
+            "xz -d a.xz",
+        ],
+    );
+}
+
+/// Round 11. `wget --warc-file=FILE` writes `FILE.warc.gz` (the real wget 1.21 wrote it before
+/// it failed to connect to a closed loopback port), and `--warc-tempdir` its temporary files:
+/// allowed outside the roots (allow-all) before.
+#[test]
+fn wget_writes_its_warc_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    bash_creates_pwned(
+        dir.path(),
+        &format!(
+            "timeout 20 wget -q --tries=1 --warc-file={}/w http://127.0.0.1:1/",
+            outside.path().display()
+        ),
+        &[],
+    );
+    assert!(
+        outside.path().join("w.warc.gz").exists(),
+        "wget did not write its WARC file"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "wget --warc-file=/tmp/e/w http://index.example.org/",
+        "wget --warc-file /tmp/e/w http://index.example.org/",
+        "wget --warc-f=/tmp/e/w http://index.example.org/",
+        "wget --warc-tempdir=/tmp/e http://index.example.org/",
+    ]);
+    f.all(
+        Action::Allow,
+        &["wget --warc-file=archive http://index.example.org/"],
+    );
+}
+
+/// Round 11. `git init DIR` makes DIR and a repository in it, and `git credential approve`
+/// hands what it reads to the operator's credential helpers: the real git 2.47 made the
+/// repository outside the workspace and wrote the store file that the operator's global
+/// configuration names. Both were allowed (allow-all). `git init` in the roots and `git
+/// credential fill` stay allowed.
+#[test]
+fn git_init_elsewhere_and_credential_approve_write_outside_the_roots() {
+    let git = ["/usr/local/bin/git", "/usr/bin/git"]
+        .into_iter()
+        .find(|g| Path::new(g).exists())
+        .expect("git is needed for this test (Debian package `git`)");
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path();
+    let global = o.join("gitconfig");
+    std::fs::write(
+        &global,
+        format!(
+            "[credential]\n\thelper = store --file={}/store\n",
+            o.display()
+        ),
+    )
+    .unwrap();
+    let global = global.display().to_string();
+    let line = format!(
+        "{git} init -q {o}/r && printf 'protocol=https\\nhost=h.example.org\\nusername=u\\npassword=p\\n\\n' | {git} credential approve",
+        o = o.display()
+    );
+    bash_creates_pwned(dir.path(), &line, &[("GIT_CONFIG_GLOBAL", global.as_str())]);
+    assert!(
+        o.join("r/.git/HEAD").exists(),
+        "git init made no repository"
+    );
+    assert!(
+        o.join("store").exists(),
+        "git credential approve wrote no store"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "git init /tmp/e/r",
+        "git init -b main /tmp/e/r",
+        "git init ~/r",
+        "git credential approve",
+        "git credential reject",
+        "git credential \"$verb\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git init",
+            "git init sub",
+            "git init -q -b main",
+            "git credential fill",
+        ],
+    );
+}
+
+/// Round 11. The long tail of installers: system package managers (dnf, yum, apk, zypper,
+/// snap, brew), conda, cabal, stack, opam, raco, cpan, cpanm, easy_install, dotnet's and mix's
+/// tool installs, asdf, volta, `cargo binstall`, update-alternatives and `R CMD INSTALL` were
+/// allowed (default, allow-all). The real update-alternatives made the link it was given
+/// (here into the test's own directories), and R 4.2's `CMD INSTALL -l LIB` installed a package
+/// whose `.onLoad` ran in a later R session; the others by their manuals (not installed here).
+/// Their read-only verbs and project builds stay allowed.
+#[test]
+fn the_long_tail_of_installers_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path();
+    for sub in ["alt", "adm", "bin", "lib", "pkg/R"] {
+        std::fs::create_dir_all(o.join(sub)).unwrap();
+    }
+    let line = format!(
+        "update-alternatives --altdir {o}/alt --admindir {o}/adm --install {o}/bin/evil evil /bin/true 10",
+        o = o.display()
+    );
+    bash_creates_pwned(d, &line, &[]);
+    assert!(
+        o.join("bin/evil").symlink_metadata().is_ok(),
+        "update-alternatives made no link"
+    );
+    std::fs::write(
+        o.join("pkg/DESCRIPTION"),
+        "Package: evilpkg\nVersion: 0.1\nTitle: x\nDescription: x.\nLicense: MIT\nAuthor: x\nMaintainer: x <x@example.org>\n",
+    )
+    .unwrap();
+    std::fs::write(o.join("pkg/NAMESPACE"), "export(f)\n").unwrap();
+    std::fs::write(
+        o.join("pkg/R/f.R"),
+        "f <- function() 1\n.onLoad <- function(lib, pkg) file.create('pwned')\n",
+    )
+    .unwrap();
+    let line = format!(
+        "timeout 120 R CMD INSTALL -l {o}/lib {o}/pkg && timeout 60 Rscript -e 'library(evilpkg, lib.loc = \"{o}/lib\")'",
+        o = o.display()
+    );
+    assert!(
+        bash_creates_pwned(d, &line, &[]),
+        "R did not install the package, or a later session did not load it"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        "dnf install evil",
+        "yum -y install evil",
+        "apk add evil",
+        "zypper install evil",
+        "snap install evil",
+        "brew install evil",
+        "conda install evil",
+        "conda init",
+        "cabal install evil",
+        "stack install",
+        "opam install evil",
+        "raco pkg install evil",
+        "cargo binstall evil",
+        "cpan Evil",
+        "cpanm Evil",
+        "easy_install evil",
+        "update-alternatives --install /usr/bin/python python /tmp/e/python 100",
+        "dotnet tool install -g evil",
+        "mix archive.install evil",
+        "asdf plugin add evil https://index.example.org/evil.git",
+        "volta install node",
+        "R CMD INSTALL evil",
+        "R CMD INSTALL -l /tmp/e/lib evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "dnf list installed",
+            "apk info",
+            "brew list",
+            "conda list",
+            "cabal build",
+            "stack build",
+            "opam list",
+            "dotnet build",
+            "mix test",
+            "R CMD BATCH x.R",
+            "R CMD check evil",
+        ],
+    );
+}

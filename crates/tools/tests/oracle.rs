@@ -101,6 +101,18 @@ fn violations(judge: &Judge, sandbox: &oracle::Sandbox, line: &str) -> Vec<Strin
         "/dev/fd/2",
     ];
     for w in &trace.writes {
+        // Round 11: strace shows a relative path joined to the directory (`ws/../trace.log`),
+        // which `starts_with` took for a path inside the workspace.
+        let w = &w.components().fold(std::path::PathBuf::new(), |mut p, c| {
+            match c {
+                std::path::Component::ParentDir => {
+                    p.pop();
+                }
+                std::path::Component::CurDir => {}
+                c => p.push(c),
+            }
+            p
+        });
         let inside = w.starts_with(&sandbox.ws)
             || ok_devices.iter().any(|d| w == std::path::Path::new(d))
             || w.starts_with("/proc/self/fd")
@@ -340,6 +352,24 @@ fn round_ten_classes_are_not_allowed_and_bash_confirms_why() {
         "true & wait -n -p 'a[$(rm src)]'",
         "mkdir -m 700 g && echo \"agent-program $PWD/../bin/rm\" > g/gpg.conf && timeout 1 gpg --homedir g --batch --pinentry-mode loopback --passphrase x -o x.gpg -c x",
         "mkdir -p l/partial c && printf '#clear APT::Update::Post-Invoke-Success;\\n' > k && apt-get -c \"$PWD/k\" -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=\"$PWD/n\" -o Dir::State::Lists=\"$PWD/l\" -o Dir::Cache=\"$PWD/c\" -o 'APT::Update::Pre-Invoke::=rm src' update",
+    ];
+    not_allowed_and_bash_confirms_why(&judge, &sandbox, &lines);
+}
+
+/// Round 11 (docs/shell-analysis.md): interpreters no table had (php, lua, m4) run the code on
+/// their line or from their input, and zstd's trace log and wget's WARC file are written
+/// outside the workspace. On main cordon allowed each and bash executed `rm` or wrote outside.
+#[test]
+fn round_eleven_classes_are_not_allowed_and_bash_confirms_why() {
+    oracle::require_tools();
+    let sandbox = oracle::Sandbox::new();
+    let judge = Judge::with_rules(&sandbox.ws, ALLOW_ALL_BUT_RM);
+    let lines = [
+        "php -r 'system(\"rm src\");'",
+        "echo 'os.execute(\"rm src\")' | lua5.4",
+        "echo 'syscmd(rm src)' | m4",
+        "echo x > x && zstd -q -f --trace ../trace.log x",
+        "timeout 20 wget -q --tries=1 --warc-file=../w http://127.0.0.1:1/",
     ];
     not_allowed_and_bash_confirms_why(&judge, &sandbox, &lines);
 }

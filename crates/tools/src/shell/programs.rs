@@ -21,11 +21,11 @@
 
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
-use consoles::{editor, openssl, sqlite3, EDITORS};
+use consoles::{editor, openssl, psql, sqlite3, EDITORS};
 use git::git;
 pub(crate) use remove::normalise as lexical_path;
 pub(super) use remove::{locale_text, rm_readings};
-use special::{cargo, compressor, dd, find, go, lz4, npm, tar, unzip, zip};
+use special::{cargo, compressor, dd, find, go, lz4, npm, pip, runtime_verbs, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};
 
@@ -359,7 +359,8 @@ pub(super) fn parse(args: &[Word], spec: &Spec, permute: bool) -> Parsed {
 fn family(base: &str) -> &str {
     let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match trimmed {
-        "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" => trimmed,
+        "python" | "pypy" | "perl" | "ruby" | "node" | "tclsh" | "wish" | "php" | "lua"
+        | "julia" | "guile" | "pip" => trimmed,
         _ => base,
     }
 }
@@ -376,6 +377,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "dd" => dd(args, &mut out),
         "cargo" => cargo(args, &mut out),
         "go" => go(args, &mut out),
+        "pip" => pip(name, args, &mut out),
         "zip" => zip(args, &mut out),
         "unzip" => unzip(args, &mut out),
         "rustc" => rustc(args, &mut out),
@@ -389,6 +391,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         }
         "openssl" => openssl(args, &mut out),
         "sqlite3" | "sqlite" => sqlite3(args, &mut out),
+        "psql" => psql(args, &mut out),
         b if EDITORS.contains(&b) => editor(b, args, &mut out),
         b if is_cc(b) || b == "cpp" || is_tool(b, "cpp") => cc(b, args, &mut out),
         b if ["ld", "as", "gold", "mold", "lld"]
@@ -409,6 +412,9 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
                 .unwrap_or(b);
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
+            }
+            if matches!(b, "deno" | "bun") {
+                runtime_verbs(b, args, &mut out);
             }
             // `python -m pytest ARGS` is pytest with those arguments (the rule that names
             // `-m` allowed running the module, not every option of it).
@@ -538,7 +544,9 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
         judge_abbreviated(&p, &program.spec, program.options, out);
     }
     if let Some(text) = &p.dynamic {
-        if !program.options.is_empty() {
+        // Round 11: also where only the special reads the options (`csplit * 2`: files named
+        // `--prefix=.envr` and `-bc%.0d` made the real csplit write `.envrc`).
+        if !program.options.is_empty() || program.special.is_some() {
             out.effect(
                 EffectKind::Runs,
                 UNKNOWN_OPTION,
@@ -559,7 +567,14 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
         Operands::LastWritten => {
             let dirs: Vec<&Word> = p.args(&["-t", "--target-directory"]).collect();
             if dirs.is_empty() {
-                if let Some(last) = p.operands.last().filter(|_| p.operands.len() > 1) {
+                // Round 11: a last word that may become several (`cp *`, `cp "$@"`) ends with
+                // a destination only known when the line runs (`cp *` copied `a.txt` over
+                // `cordon.toml`, the next name).
+                if let Some(last) = p
+                    .operands
+                    .last()
+                    .filter(|l| p.operands.len() > 1 || !l.single)
+                {
                     out.write(last);
                 }
             }

@@ -76,6 +76,9 @@ struct Acc {
     expanded: bool,
     unquoted_expansion: bool,
     glob: bool,
+    /// A double-quoted expansion that bash splits into one word per element (`"$@"`,
+    /// `"${a[@]}"`, `"${@:2}"`, `"${!a[@]}"`): zero or several words.
+    quoted_list: bool,
 }
 
 const QUOTED: char = '\u{1}';
@@ -97,7 +100,7 @@ pub(super) fn resolve(nodes: &[Node], src: &Src) -> Word {
         text: if acc.expanded { raw.clone() } else { acc.text },
         raw,
         literal: !acc.expanded && !acc.glob,
-        single: !acc.unquoted_expansion && !acc.glob,
+        single: !acc.unquoted_expansion && !acc.glob && !acc.quoted_list,
     }
 }
 
@@ -249,9 +252,17 @@ fn double_quoted(node: Node, src: &Src, acc: &mut Acc) {
                 _ => acc.text.push('\\'),
             },
             '`' => acc.expanded = true,
-            '$' => match chars.peek() {
-                Some(n) if n.is_ascii_alphanumeric() || "_{([@*#?$!-".contains(*n) => {
+            '$' => match chars.peek().copied() {
+                Some(n) if n.is_ascii_alphanumeric() || "_{([@*#?$!-".contains(n) => {
                     acc.expanded = true;
+                    // Round 11: `"$@"` and an `@` subscript or name inside `${…}` (not the
+                    // count, `${#a[@]}`) become one word per element: `cp "$@"` after `set --
+                    // a cordon.toml` copied `a` over the policy file. Any other `@` there
+                    // (`${x@Q}`) is taken as one too: never less strict.
+                    let braced: String = chars.clone().skip(1).take_while(|c| *c != '}').collect();
+                    if n == '@' || (n == '{' && braced.contains('@') && !braced.starts_with('#')) {
+                        acc.quoted_list = true;
+                    }
                 }
                 _ => acc.text.push('$'),
             },

@@ -212,7 +212,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             };
             prefix(args, &spec, 0, &["--help", "--version"], &mut out);
         }
-        b if verb_runner(b).is_some() => {
+        // A runner that also keeps settings (`uv run`, `uv tool install`): a changing verb
+        // is judged by the settings arm below.
+        b if verb_runner(b).is_some() && !settings(b).is_some_and(|t| changes(t, args)) => {
             if let Some(r) = verb_runner(b) {
                 run_verb(r, args, &mut out);
             }
@@ -2446,6 +2448,192 @@ pub(super) const SETTINGS: &[Settings] = &[
         reads: None,
         changes: &[&["config", "set"], &["config", "unset"], &["config", "edit"]],
         why: "changes pip's configuration, which the operator's later installs obey",
+    },
+    // Round 11: package managers that install into the operator's directories (their gems,
+    // tools and binaries run in the operator's later commands, outside any sandbox). gem
+    // loads every installed gem's `rubygems_plugin.rb` at each later `gem` command: the real
+    // RubyGems 3.3 ran the plugin of a gem that `gem install --local` installed at the next
+    // `gem list`.
+    Settings {
+        names: &["gem", "gem3.1"],
+        reads: Some(&[
+            &["list"],
+            &["search"],
+            &["query"],
+            &["info"],
+            &["contents"],
+            &["dependency"],
+            &["environment"],
+            &["env"],
+            &["help"],
+            &["specification"],
+            &["which"],
+            &["outdated"],
+            &["stale"],
+            &["build"],
+        ]),
+        changes: &[],
+        why: "installs or changes gems in the operator's gem home (their plugins run at every later `gem` command, their executables land on the PATH)",
+    },
+    Settings {
+        names: &["pipx"],
+        reads: Some(&[&["list"], &["environment"], &["help"], &["completions"]]),
+        changes: &[],
+        why: "installs or changes tools in the operator's `~/.local` (their executables land on the PATH; `ensurepath` edits the shell's start-up files), or runs a package from the index",
+    },
+    Settings {
+        names: &["uv"],
+        reads: None,
+        changes: &[
+            &["tool", "install"],
+            &["tool", "upgrade"],
+            &["tool", "update-shell"],
+            &["pip", "install"],
+            &["pip", "uninstall"],
+            &["pip", "sync"],
+            &["python", "install"],
+            &["self", "update"],
+        ],
+        why: "installs into the operator's tools or Python (`uv tool install` puts executables on the PATH; `uv pip install` changes the environment it finds, which the line does not show)",
+    },
+    Settings {
+        names: &["composer"],
+        reads: None,
+        changes: &[&["global"], &["self-update"], &["selfupdate"]],
+        why: "changes the operator's global Composer packages (their plugins and scripts run at every later `composer` command) or Composer itself",
+    },
+    // yarn 1's `global` installs into `~/.config/yarn/global` and links the executables into
+    // its bin directory, on the PATH, as `npm install -g` does (which asks since round 5).
+    Settings {
+        names: &["yarn"],
+        reads: None,
+        changes: &[&["global", "add"], &["global", "remove"], &["global", "upgrade"]],
+        why: "changes the operator's global yarn packages, whose executables land on the PATH",
+    },
+    Settings {
+        names: &["luarocks"],
+        reads: Some(&[
+            &["list"],
+            &["search"],
+            &["show"],
+            &["doc"],
+            &["path"],
+            &["which"],
+            &["help"],
+            &["lint"],
+        ]),
+        changes: &[],
+        why: "installs or removes rocks in the operator's or the system's tree (their modules run in later lua programs, their scripts land on the PATH)",
+    },
+    // Round 11: the long tail of installers (by their manuals; none is installed here but
+    // update-alternatives and R): system package managers install as root and run the
+    // packages' scripts, as apt's verbs (round 10); the language installers write the
+    // operator's directories on the PATH or the libraries later programs load.
+    Settings {
+        names: &["dnf", "yum", "microdnf", "tdnf"],
+        reads: Some(&[
+            &["list"],
+            &["info"],
+            &["search"],
+            &["provides"],
+            &["whatprovides"],
+            &["repolist"],
+            &["repoquery"],
+            &["check-update"],
+            &["deplist"],
+            &["help"],
+        ]),
+        changes: &[],
+        why: "installs or changes the system's packages (as root, running their scripts), outside any sandbox",
+    },
+    Settings {
+        names: &["apk", "zypper", "snap", "brew", "port"],
+        reads: Some(&[
+            &["info"],
+            &["search"],
+            &["se"],
+            &["list"],
+            &["ls"],
+            &["policy"],
+            &["version"],
+            &["find"],
+            &["help"],
+            &["deps"],
+            &["uses"],
+            &["outdated"],
+            &["desc"],
+            &["repos"],
+            &["lr"],
+            &["what-provides"],
+        ]),
+        changes: &[],
+        why: "installs or changes the system's or the operator's packages, outside any sandbox",
+    },
+    Settings {
+        names: &["conda", "mamba", "micromamba"],
+        reads: None,
+        changes: &[
+            &["install"],
+            &["remove"],
+            &["uninstall"],
+            &["update"],
+            &["upgrade"],
+            &["create"],
+            &["init"],
+            &["config"],
+            &["env", "create"],
+            &["env", "remove"],
+            &["env", "update"],
+        ],
+        why: "changes conda's environments or settings outside the roots (`init` edits the shell's start-up files)",
+    },
+    Settings {
+        names: &["cabal", "stack", "opam", "raco", "cargo-binstall"],
+        reads: None,
+        changes: &[
+            &["install"],
+            &["v2-install"],
+            &["new-install"],
+            &["upgrade"],
+            &["reinstall"],
+            &["init"],
+            &["pin"],
+            &["switch"],
+            &["pkg", "install"],
+        ],
+        why: "installs programs or libraries into the operator's directories (on the PATH, or loaded by later builds)",
+    },
+    Settings {
+        names: &["cpan", "cpanm", "easy_install", "update-alternatives"],
+        reads: Some(&[]),
+        changes: &[],
+        why: "installs into the system's or the operator's libraries, or changes which program a system-wide name runs",
+    },
+    Settings {
+        names: &["dotnet", "mix", "asdf", "volta"],
+        reads: None,
+        changes: &[
+            &["tool", "install"],
+            &["tool", "update"],
+            &["workload", "install"],
+            &["archive.install"],
+            &["escript.install"],
+            &["local.hex"],
+            &["local.rebar"],
+            &["plugin", "add"],
+            &["global"],
+            &["install"],
+            &["setup"],
+        ],
+        why: "installs tools or runtimes into the operator's directories, on the PATH",
+    },
+    // R's `CMD INSTALL` writes the package into a library later R sessions load (its
+    // `.onLoad` runs there) and runs its configure script.
+    Settings {
+        names: &["R"],
+        reads: None,
+        changes: &[&["CMD", "INSTALL"], &["CMD", "REMOVE"]],
+        why: "installs or removes an R package in a library that later R sessions load",
     },
     Settings {
         names: &["gh"],

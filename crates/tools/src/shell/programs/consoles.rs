@@ -1,7 +1,8 @@
 //! Programs that run the commands they read: `openssl` (its own prompt when given no command,
 //! and modules its options and configuration load), `sqlite3` (dot-commands and SQL that run
-//! programs and write any file) and the text editors (which read commands from their options,
-//! their start-up files and their input, `printf ':!cmd\n' | vim -es`).
+//! programs and write any file), `psql` (backslash commands, and SQL a server runs) and the
+//! text editors (which read commands from their options, their start-up files and their input,
+//! `printf ':!cmd\n' | vim -es`).
 
 use super::{EffectKind, Examined, UNKNOWN_OPTION, UNSHOWN_NAMES};
 use crate::shell::words::Word;
@@ -183,6 +184,24 @@ pub(super) fn sqlite3(args: &[Word], out: &mut Examined) {
                 return;
             }
         }
+    }
+}
+
+/// Round 11: `psql` runs backslash commands from `-c`, `-f`, its input and the operator's
+/// `~/.psqlrc`: `\! CMD` runs a shell command, `\o`/`\w`/`\copy … to` write any file, `\g |CMD`
+/// pipes to a program. Its SQL runs on a server, outside any sandbox (`COPY … TO PROGRAM`
+/// runs a program as the server's user). No mode refuses them, as sqlite3's `-safe` does, so
+/// only the version and help are certain reads; an explicit rule naming psql lifts the rest.
+pub(super) fn psql(args: &[Word], out: &mut Examined) {
+    let reads_only = args.len() == 1
+        && args[0].literal
+        && matches!(args[0].text.as_str(), "--version" | "-V" | "--help" | "-?");
+    if !reads_only {
+        out.effect(
+            EffectKind::Runs,
+            UNSHOWN_NAMES,
+            "`psql` runs backslash commands that run programs (`\\!`, `\\g |CMD`) or write any file (`\\o`, `\\w`, `\\copy`), from its arguments, its input or `~/.psqlrc`, and SQL on a server outside any sandbox (`COPY … TO PROGRAM`)".into(),
+        );
     }
 }
 

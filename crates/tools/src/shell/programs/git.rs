@@ -583,6 +583,21 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
                 }
             }
         }
+        // Round 11: `git credential approve|reject` (`store`/`erase`, and a verb only known
+        // when the line runs) hand what they read to the operator's credential helpers, which
+        // keep it outside the roots (the real git 2.47 wrote the store file the operator's
+        // global configuration names); `fill` and `capability` only read.
+        "credential"
+            if args
+                .iter()
+                .any(|w| !w.literal || !matches!(w.text.as_str(), "fill" | "capability")) =>
+        {
+            out.effect(
+                EffectKind::Writes,
+                "credential",
+                "`git credential approve`/`reject` changes what the operator's credential helpers keep, outside the roots".into(),
+            );
+        }
         "credential-store" => {
             let files = values("file", 1);
             let stores = args
@@ -627,6 +642,12 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
                 .any(|w| long(&w.text, "bare", 1).is_some_and(|v| v.is_none()));
             if bare || !values("separate-git-dir", 1).is_empty() {
                 out.unshown("`git init --bare` (or `--separate-git-dir`) makes a repository whose configuration and hooks are not under `.git`, and the line may write them".into());
+            }
+            // Round 11: `git init DIR` makes DIR and the repository in it (the real git 2.47
+            // wrote `/tmp/…/r/.git`; allowed outside the roots before). Every operand is
+            // judged (an option's value taken for one, `-b main`, is only judged more).
+            for dir in parse(args, &lenient, true).operands {
+                out.write(&dir);
             }
         }
         "maintenance" => {

@@ -2,7 +2,9 @@
 //! operands (`dd of=`, `rsync host:`, `make NAME=value`), non-getopt syntax (`find`, `less +CMD`,
 //! npm's settings).
 
-use super::{judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION};
+use super::{
+    judge_abbreviated, judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION,
+};
 use crate::shell::options::Spec;
 use crate::shell::words::Word;
 
@@ -265,6 +267,319 @@ pub(super) fn r_input(p: &Parsed, out: &mut Examined) {
 /// tclsh 8.6 ran the `exec` it read).
 pub(super) fn tcl_input(p: &Parsed, out: &mut Examined) {
     program_from_input(p, &[], out);
+}
+
+/// pip's options that take a value (pip 23's `--help` of each command; optparse takes any
+/// unambiguous abbreviation of a long one, `--tar` for `--target`).
+const PIP_SPEC: Spec = Spec {
+    short_arg: "rcetCifdwb",
+    long_arg: &[
+        "requirement",
+        "constraint",
+        "editable",
+        "target",
+        "platform",
+        "python-version",
+        "implementation",
+        "abi",
+        "root",
+        "prefix",
+        "src",
+        "upgrade-strategy",
+        "config-settings",
+        "global-option",
+        "build-option",
+        "no-binary",
+        "only-binary",
+        "progress-bar",
+        "root-user-action",
+        "report",
+        "index-url",
+        "extra-index-url",
+        "find-links",
+        "python",
+        "log",
+        "log-file",
+        "keyring-provider",
+        "proxy",
+        "retries",
+        "timeout",
+        "exists-action",
+        "trusted-host",
+        "cert",
+        "client-cert",
+        "cache-dir",
+        "use-feature",
+        "use-deprecated",
+        "dest",
+        "wheel-dir",
+        "format",
+        "exclude",
+        "path",
+    ],
+    lenient: true,
+    ..Spec::NONE
+};
+
+/// The pip options whose value is a file or directory pip writes.
+const PIP_OPTIONS: &[(&str, Does)] = &[
+    ("-t", Does::WritesArg),
+    ("--target", Does::WritesArg),
+    ("--prefix", Does::WritesArg),
+    ("--root", Does::WritesArg),
+    ("--src", Does::WritesArg),
+    ("--log", Does::WritesArg),
+    ("--log-file", Does::WritesArg),
+    ("--report", Does::WritesArg),
+    ("--cache-dir", Does::WritesArg),
+    ("-d", Does::WritesArg),
+    ("--dest", Does::WritesArg),
+    ("-w", Does::WritesArg),
+    ("--wheel-dir", Does::WritesArg),
+];
+
+/// Round 11: `pip install` and `pip uninstall` change the environment of the python pip runs
+/// for, and what they put there runs in every later run of it: a package's `.pth` file runs
+/// at each start of that python, its scripts land on the PATH (the real pip 23 installed a
+/// wheel whose `.pth` then ran at the next `python -c pass`). Which environment a bare `pip`
+/// serves the line does not show (a venv's inside the roots, or the operator's own), so that
+/// asks, as `python -m pip` did; a pip named by a path (`.venv/bin/pip`) or `--python PATH` is
+/// that environment, judged as code at a path. `--user` writes the operator's `~/.local`;
+/// `--target`/`--prefix`/`--root` and the other directories are writes, judged as any. A
+/// project given as a path (`-e DIR`, `./pkg`) has its build backend run: code at that path.
+pub(super) fn pip(name: &str, args: &[Word], out: &mut Examined) {
+    let p = parse(args, &PIP_SPEC, true);
+    judge_options(&p, PIP_OPTIONS, out);
+    judge_abbreviated(&p, &PIP_SPEC, PIP_OPTIONS, out);
+    if let Some(text) = &p.dynamic {
+        out.effect(
+            EffectKind::Runs,
+            UNKNOWN_OPTION,
+            format!("`{text}` is only known when the line runs and may be any option of `pip`"),
+        );
+    }
+    let Some(verb) = p.operands.first() else {
+        return;
+    };
+    if !verb.literal {
+        return out.effect(
+            EffectKind::Runs,
+            UNKNOWN_OPTION,
+            format!(
+                "pip's command `{}` is only known when the line runs",
+                verb.text
+            ),
+        );
+    }
+    let verb = verb.text.as_str();
+    if !matches!(verb, "install" | "uninstall" | "download" | "wheel") {
+        return;
+    }
+    for project in p.args(&["-e", "--editable"]).chain(
+        p.operands[1..]
+            .iter()
+            .filter(|w| !w.literal || w.text.starts_with(['.', '/', '~']) || w.text.contains('/')),
+    ) {
+        if !project.text.contains("://") {
+            out.code_at(project, "builds, running its build backend, the project at");
+        }
+    }
+    if !matches!(verb, "install" | "uninstall") || p.has(&["--dry-run"]) {
+        return;
+    }
+    if p.has(&["--user"]) {
+        out.write(&Word::lit("~/.local"));
+    }
+    let elsewhere = ["-t", "--target", "--prefix", "--root"];
+    if verb == "install" && p.has(&elsewhere) {
+        return;
+    }
+    if let Some(python) = p.args(&["--python"]).next() {
+        return out.code_at(
+            python,
+            &format!("`pip {verb}` changes the environment of the python"),
+        );
+    }
+    if name.contains('/') {
+        out.code_at(
+            &Word::lit(name),
+            &format!("`pip {verb}` changes the environment of"),
+        );
+    } else {
+        out.effect(
+            EffectKind::Runs,
+            verb,
+            format!("`{name} {verb}` changes the environment of the pip the PATH finds, which may be the operator's own: what it installs runs in every later run of that python (a `.pth` file at each start) and its scripts land on the PATH"),
+        );
+    }
+}
+
+/// Round 11: deno's and bun's own verbs (they share node's table for the runtime's options).
+/// `deno eval CODE` runs its code and `deno repl`/`bun repl` their input; `deno upgrade` and
+/// `bun upgrade` replace the program the PATH finds; a global install (`deno install -g`, `bun
+/// add -g`, `bun link`) writes the operator's `~/.deno/bin` or `~/.bun`, on the PATH (by
+/// their manuals: neither is installed here).
+pub(super) fn runtime_verbs(base: &str, args: &[Word], out: &mut Examined) {
+    let Some(at) = args.iter().position(|w| !w.text.starts_with('-')) else {
+        return;
+    };
+    let verb = &args[at];
+    if !verb.literal {
+        return;
+    }
+    let rest = &args[at + 1..];
+    let global = args
+        .iter()
+        .any(|w| w.literal && matches!(w.text.as_str(), "-g" | "--global"));
+    match (base, verb.text.as_str()) {
+        ("deno", "eval") => out.effect(
+            EffectKind::Runs,
+            "eval",
+            "`deno eval` runs the code it is given".into(),
+        ),
+        ("deno" | "bun", "repl") => out.effect(
+            EffectKind::Runs,
+            "repl",
+            format!("`{base} repl` runs the code it reads from its input"),
+        ),
+        ("deno" | "bun", "upgrade") => out.effect(
+            EffectKind::Runs,
+            "upgrade",
+            format!("`{base} upgrade` replaces the `{base}` the operator runs"),
+        ),
+        ("deno", "install" | "i" | "uninstall" | "add" | "remove") if global => {
+            out.write(&Word::lit("~/.deno/bin"))
+        }
+        ("bun", "add" | "a" | "install" | "i" | "remove" | "rm" | "update" | "link")
+            if global || (verb.text == "link" && rest.iter().all(|w| w.text.starts_with('-'))) =>
+        {
+            out.write(&Word::lit("~/.bun"))
+        }
+        _ => {}
+    }
+}
+
+/// Round 11: php runs `-r CODE`, `-B`/`-R`/`-E` (per input line) and the program it reads from
+/// its input when given no script, `-f FILE` or a script operand (the real php 8.2 ran each).
+/// A script outside the roots is code the line does not show, as for python.
+pub(super) fn php_script(p: &Parsed, out: &mut Examined) {
+    let reports = [
+        "-r",
+        "-B",
+        "-R",
+        "-F",
+        "-E",
+        "-v",
+        "-h",
+        "-i",
+        "-m",
+        "-l",
+        "-s",
+        "-w",
+        "-S",
+        "--version",
+        "--help",
+        "--info",
+        "--modules",
+        "--ini",
+        "--rf",
+        "--rc",
+        "--re",
+        "--rz",
+        "--ri",
+    ];
+    for f in p.args(&["-f", "--file"]) {
+        out.code_at(f, "runs the script");
+    }
+    if p.has(&["-f", "--file"]) || p.has(&reports) {
+        return;
+    }
+    script_or_input(p, out);
+}
+
+/// Round 11: lua runs `-e CODE` and `-l MODULE` (judged by the table), a script operand (code
+/// at a path), and the program it reads from its input when given no script (or `-`) and no
+/// `-e`, or with `-i` (the real lua 5.4 ran each).
+pub(super) fn lua_script(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-i"]) {
+        out.effect(
+            EffectKind::Runs,
+            "-i",
+            "`lua -i` runs the statements it reads from its input".into(),
+        );
+    }
+    if p.operands.is_empty() && p.has(&["-e", "-v"]) {
+        return;
+    }
+    script_or_input(p, out);
+}
+
+/// Round 11: julia and guile run a script operand (code at a path) or, given no script, no
+/// expression and no version or help, the program they read from their input (by their
+/// manuals: neither is installed here).
+pub(super) fn julia_guile(p: &Parsed, out: &mut Examined) {
+    for f in p.args(&["-L", "--load", "-l", "-s", "-C"]) {
+        out.code_at(f, "loads the code at");
+    }
+    if p.has(&[
+        "-e",
+        "-E",
+        "--eval",
+        "--print",
+        "-c",
+        "-s",
+        "-v",
+        "--version",
+        "-h",
+        "--help",
+    ]) {
+        return;
+    }
+    script_or_input(p, out);
+}
+
+/// Round 11: m4's input is a program (`syscmd`, `esyscmd` run shell commands; the real GNU m4
+/// 1.4.19 ran both): each file operand and include directory is code at a path, and with no
+/// file (or `-`) the program is its input, which the line does not show.
+pub(super) fn m4_input(p: &Parsed, out: &mut Examined) {
+    if p.has(&["--version", "--help"]) {
+        return;
+    }
+    for d in p.args(&["-I", "--include", "-R", "--reload-state"]) {
+        out.code_at(d, "reads macros (which run shell commands) from");
+    }
+    if p.operands.is_empty() {
+        return out.effect(
+            EffectKind::Runs,
+            "-",
+            "m4 runs the macros it reads from its input (`syscmd` runs a shell command), which the line does not show".into(),
+        );
+    }
+    for f in &p.operands {
+        if f.literal && f.text == "-" {
+            out.effect(
+                EffectKind::Runs,
+                "-",
+                "m4 runs the macros it reads from its input (`syscmd` runs a shell command), which the line does not show".into(),
+            );
+        } else {
+            out.code_at(f, "runs the macros (which run shell commands) in");
+        }
+    }
+}
+
+/// The first operand is a script (code at a path); none, or `-`, is the program read from the
+/// input.
+fn script_or_input(p: &Parsed, out: &mut Examined) {
+    match p.operands.first() {
+        Some(w) if !(w.literal && w.text == "-") => out.code_at(w, "runs the script"),
+        _ => out.effect(
+            EffectKind::Runs,
+            "-",
+            "the interpreter runs the program it reads from its input, which the line does not show"
+                .into(),
+        ),
+    }
 }
 
 /// Round 10: an interpreter given no script (or `-`) runs the program it reads from its input
@@ -1117,7 +1432,8 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
             cargo_vendor(&args[i..], out);
             continue;
         }
-        if t == "install" && Some(i - 1) == subcommand {
+        // Round 11: `cargo binstall` (cargo-binstall) installs a release binary the same way.
+        if matches!(t, "install" | "binstall") && Some(i - 1) == subcommand {
             let mut root = false;
             let mut j = i;
             while let Some(a) = args.get(j) {
@@ -1644,7 +1960,10 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             "block-size",
             "output-dir-flat",
             "output-dir-mirror",
+            "trace",
+            "filelist",
         ],
+        long_opt: &["files", "files0"],
         long_flag: &[
             "stdout",
             "to-stdout",
@@ -1670,8 +1989,15 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     ]) {
         return;
     }
-    for o in p.args(&["-o", "--output"]) {
+    // Round 11: zstd's `--trace LOG` writes LOG (the real zstd 1.5 did); `--filelist` (xz's
+    // `--files`) reads the names to compress from a file.
+    for o in p.args(&["-o", "--output", "--trace"]) {
         out.write(o);
+    }
+    if p.has(&["--filelist", "--files", "--files0"]) {
+        out.unshown(format!(
+            "`{base}` reads the names of the files it writes from a list"
+        ));
     }
     let decompressing = p.has(&["-d", "--decompress", "--uncompress"])
         || base.starts_with("un")
@@ -1718,7 +2044,10 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             continue;
         }
         // Both ways, whichever mode the options chose: a name is only ever judged more.
-        let mut names = Vec::new();
+        // Round 11: compressing writes the name with the program's suffix and removes the
+        // file itself (`gzip /tmp/e/a` replaced a file outside the roots, and `zstd
+        // --output-dir-flat DIR a` wrote `DIR/a.zst`; both were allowed): both are writes.
+        let mut names = vec![f.text.clone(), format!("{}{}", f.text, suffix_of(base))];
         let lower = f.text.to_ascii_lowercase();
         for (end, to) in KNOWN {
             if lower.ends_with(end) && f.text.len() > end.len() {
@@ -1752,6 +2081,20 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             out.writes.push(name);
         }
     }
+}
+
+/// The suffix a compressor gives the files it writes.
+fn suffix_of(base: &str) -> &'static str {
+    [
+        ("bz", ".bz2"),
+        ("xz", ".xz"),
+        ("lzma", ".lzma"),
+        ("zst", ".zst"),
+        ("compress", ".Z"),
+    ]
+    .into_iter()
+    .find(|(part, _)| base.contains(part))
+    .map_or(".gz", |(_, suffix)| suffix)
 }
 
 /// `lz4 [-d] IN OUT` writes OUT (the real lz4 1.9 decompressed into `.envrc`); with one operand,
@@ -1829,7 +2172,13 @@ pub(super) fn mktemp(p: &Parsed, out: &mut Examined) {
 
 /// `uniq [INPUT [OUTPUT]]` and `xxd [INFILE [OUTFILE]]` write their second operand.
 pub(super) fn second_operand_written(p: &Parsed, out: &mut Examined) {
-    if let Some(w) = p.operands.get(1) {
+    // Round 11: a first word that may become several (`uniq *`, `xxd "$@"`) puts a name only
+    // known when the line runs second (`uniq *` wrote `a.txt` over `cordon.toml`).
+    let at = match p.operands.first() {
+        Some(first) if !first.single => 0,
+        _ => 1,
+    };
+    if let Some(w) = p.operands.get(at) {
         out.write(w);
     }
 }
@@ -2150,6 +2499,40 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
     if extracts {
         out.unshown("the archive's members are written under names the line does not show".into());
     }
+}
+
+/// Round 11: 7-Zip reads a switch anywhere on its line, also after the archive and the files:
+/// the real 7zz 22 given `a x.7z *` in a directory holding a file named `-sdel` deleted the
+/// files it archived. `-sdel` deletes; a word only known when the line runs may be it, or the
+/// command (`x`). Then the extracting commands, as for the other archivers.
+pub(super) fn sevenzip(p: &Parsed, out: &mut Examined) {
+    // A word that starts with a known character other than `-` (`src/*`) never becomes a
+    // switch; the first operand is the command.
+    let known_start = |w: &Word| {
+        w.text
+            .starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_'))
+    };
+    for (i, w) in p.operands.iter().enumerate() {
+        if !w.literal && (i == 0 || !known_start(w)) {
+            out.effect(
+                EffectKind::Runs,
+                UNKNOWN_OPTION,
+                format!("`{}` is only known when the line runs and may be any switch of 7-Zip (`-sdel` deletes the files it archives)", w.text),
+            );
+        }
+    }
+    if p.option_words
+        .iter()
+        .chain(p.operands.iter().map(|w| &w.text))
+        .any(|t| t.to_ascii_lowercase().starts_with("-sdel"))
+    {
+        out.effect(
+            EffectKind::Deletes,
+            "-sdel",
+            "`-sdel` deletes the files 7-Zip archived".into(),
+        );
+    }
+    extractor(p, out);
 }
 
 /// `objcopy --dump-section NAME=FILE` writes the section to FILE.

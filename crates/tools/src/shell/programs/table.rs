@@ -2,10 +2,10 @@
 //! dangerous ones do.
 
 use super::special::{
-    apt_verbs, awk, csplit, curl, extractor, gpg, less, make, mktemp, modes, node_input, objcopy,
-    package, patch, perl_rename, perl_ruby, pytest, python_script, r_input, rename, rscript_input,
-    rsync, scheduler, second_operand_written, sed, split, ssh_keygen, tcl_input, tcpdump_files,
-    uudecode, wget,
+    apt_verbs, awk, csplit, curl, extractor, gpg, julia_guile, less, lua_script, m4_input, make,
+    mktemp, modes, node_input, objcopy, package, patch, perl_rename, perl_ruby, php_script, pytest,
+    python_script, r_input, rename, rscript_input, rsync, scheduler, second_operand_written, sed,
+    sevenzip, split, ssh_keygen, tcl_input, tcpdump_files, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -512,7 +512,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         abbrev: false,
         options: &[],
         operands: Operands::Read,
-        special: Some(extractor),
+        special: Some(sevenzip),
     },
     Program {
         names: &["jar"],
@@ -1345,6 +1345,115 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: Some(tcl_input),
     },
+    // Round 11: interpreters no table had, run code from their line or their input (the real
+    // php 8.2, lua 5.4 and GNU m4 1.4.19 ran each; julia and guile by their manuals).
+    Program {
+        names: &["php"],
+        spec: Spec {
+            short_arg: "rfBRFEdcztS",
+            long_arg: &["rf", "rc", "re", "rz", "ri"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[
+            ("-r", Does::Runs),
+            ("-B", Does::Runs),
+            ("-R", Does::Runs),
+            ("-F", Does::Runs),
+            ("-E", Does::Runs),
+            // `-d auto_prepend_file=…`, `-d extension=…`, `-c php.ini`, `-z` load code.
+            ("-d", Does::Runs),
+            ("-c", Does::Runs),
+            ("-z", Does::Runs),
+            ("-a", Does::Runs),
+            // The built-in web server runs the scripts of whoever reaches it.
+            ("-S", Does::Network),
+        ],
+        operands: Operands::Read,
+        special: Some(php_script),
+    },
+    Program {
+        names: &["lua", "luajit"],
+        spec: Spec {
+            short_arg: "elj",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[("-e", Does::Runs), ("-l", Does::Runs), ("-j", Does::Runs)],
+        operands: Operands::Read,
+        special: Some(lua_script),
+    },
+    Program {
+        names: &["julia", "guile"],
+        spec: Spec {
+            short_arg: "eEJLlcsxC",
+            long_arg: &[
+                "eval",
+                "print",
+                "load",
+                "sysimage",
+                "machine-file",
+                "project",
+            ],
+            long_opt: &["listen"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[
+            ("-e", Does::Runs),
+            ("-E", Does::Runs),
+            ("--eval", Does::Runs),
+            ("--print", Does::Runs),
+            ("-c", Does::Runs),
+            ("-J", Does::Runs),
+            ("--sysimage", Does::Runs),
+            ("-i", Does::Runs),
+            ("--machine-file", Does::Network),
+            ("--listen", Does::Network),
+        ],
+        operands: Operands::Read,
+        special: Some(julia_guile),
+    },
+    Program {
+        names: &["m4", "gm4"],
+        spec: Spec {
+            short_arg: "DIUHLFRltoW",
+            short_opt: "d",
+            long_arg: &[
+                "define",
+                "include",
+                "undefine",
+                "hashsize",
+                "nesting-limit",
+                "freeze-state",
+                "reload-state",
+                "arglength",
+                "trace",
+                "error-output",
+                "word-regexp",
+            ],
+            long_opt: &["debug", "debugfile", "warn-macro-sequence"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[
+            ("-F", Does::WritesArg),
+            ("--freeze-state", Does::WritesArg),
+            ("--debugfile", Does::WritesArg),
+            ("-o", Does::WritesArg),
+            ("--error-output", Does::WritesArg),
+        ],
+        operands: Operands::Read,
+        special: Some(m4_input),
+    },
     // diff3 and sdiff run `--diff-program` (GNU getopt_long: abbreviations too; checked with
     // the real diffutils); sdiff `-o FILE` writes the merge.
     Program {
@@ -1570,6 +1679,12 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "save-cookies",
                 "rejected-log",
                 "hsts-file",
+                "warc-file",
+                "warc-tempdir",
+                "warc-header",
+                "warc-max-size",
+                "warc-dedup",
+                "load-cookies",
             ],
             long_flag: &[
                 "recursive",
@@ -1604,6 +1719,9 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--save-cookies", Does::WritesArg),
             ("--rejected-log", Does::WritesArg),
             ("--hsts-file", Does::WritesArg),
+            // Round 11: the real wget 1.21 wrote `FILE.warc.gz` before it failed to connect.
+            ("--warc-file", Does::WritesArg),
+            ("--warc-tempdir", Does::WritesArg),
         ],
         operands: Operands::Read,
         special: Some(wget),
