@@ -3005,6 +3005,66 @@ fn a_root_below_a_name_of_the_surface_is_watched() {
     });
 }
 
+/// Round 11 (redteam24): what the operator's environment makes a program run, where it lies in
+/// a root: a program directly in a directory on the PATH (`~/.cargo/bin`, put first by rustup's
+/// `~/.cargo/env`; one the run makes, as `~/bin` is taken by Debian's `.profile` once it
+/// exists), the file `BASH_ENV` names. The file tools asked for each write
+/// (`surface::named_by_environment`); a script's were left in place, unreported, and the
+/// operator's next `git` ran the planted one. Now the scan reads the same places
+/// (`surface::environment_places`): each plant is moved aside, the changed file put back.
+#[test]
+fn what_the_operators_environment_runs_from_a_root_is_watched() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("h/.cargo/bin")).unwrap();
+        fs::create_dir_all(fx.ws.join("tools")).unwrap();
+        fs::write(fx.ws.join("h/.cargo/bin/cargo"), "#!/bin/sh\n").unwrap();
+        fs::write(fx.ws.join("env.sh"), "export A=1\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "printf '#!/bin/sh\\necho planted\\n' > h/.cargo/bin/git && chmod +x h/.cargo/bin/git && \
+             mkdir bin && printf '#!/bin/sh\\n' > bin/ls && echo 'touch /tmp/x' > env.sh && \
+             echo x > tools/git",
+        );
+        let path = format!(
+            "{}:{}:/usr/bin:/bin",
+            fx.ws.join("h/.cargo/bin").display(),
+            fx.ws.join("bin").display()
+        );
+        c.env("PATH", path)
+            .env("BASH_ENV", fx.ws.join("env.sh"))
+            .env("HOME", fx.ws.join("h"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        each_moved_aside(fx, &err, &["h/.cargo/bin/git", "bin/ls"]);
+        assert!(
+            err.contains(&format!(
+                "the run left {} (",
+                fx.ws.join("env.sh").display()
+            )),
+            "{} env.sh not reported: {err}",
+            fx.what()
+        );
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("env.sh")).unwrap(),
+            "export A=1\n",
+            "{} env.sh not put back",
+            fx.what()
+        );
+        // The operator's own program there, and a file off the PATH, are left alone.
+        assert!(fx.ws.join("h/.cargo/bin/cargo").exists(), "{}", fx.what());
+        assert!(fx.ws.join("tools/git").exists(), "{} {err}", fx.what());
+    });
+}
+
 /// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
 /// start, shown here with the real ones in a home of the test's own: wget runs the
 /// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the

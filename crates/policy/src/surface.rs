@@ -892,48 +892,58 @@ const ENV_PATH_WHY: &str = "a directory on the operator's PATH: a program writte
 const ENV_DIR_WHY: &str = "below a directory the operator's environment makes a program load code from (PYTHONPATH, LD_LIBRARY_PATH, NODE_PATH, ZDOTDIR, …): a file here is taken at that program's next start";
 const ENV_FILE_WHY: &str = "a file the operator's environment names as one a program runs or sources (LD_PRELOAD, BASH_ENV, PYTHONSTARTUP, EDITOR, PAGER, GIT_SSH, …)";
 
-/// Where `real` (absolute, links resolved) is what the operator's environment (`var`, as
-/// cordon was started: a host's or the operator's shell's) makes a program run outside any
-/// sandbox: a program directly in a directory on the PATH, a file below one of
-/// [`ENV_LOAD_DIRS`], or a file [`ENV_LOAD_FILES`] names (a command's first word). Relative
-/// entries are left out (they name a different place from each directory; direnv's `PATH_add`
-/// is [`named_by_envrc`]'s).
-pub fn named_by_environment(
-    real: &Path,
-    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-) -> Option<Hit> {
-    let mut links = cordon_fs::links::Links::default();
-    let mut canonical = |p: &Path| -> Option<PathBuf> { p.is_absolute().then(|| links.real(p)) };
-    let hit = |why| {
-        Some(Hit {
-            kind: Kind::Pointed,
-            why,
-        })
-    };
+/// What a place the operator's environment names is to a program that reads it
+/// ([`environment_places`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvKind {
+    /// A directory on the PATH: a program directly in it is taken by its name.
+    PathDir,
+    /// A directory of [`ENV_LOAD_DIRS`]: a file anywhere below it is loaded.
+    LoadDir,
+    /// A file of [`ENV_LOAD_FILES`]: run or sourced as it is.
+    File,
+}
+
+/// One place the operator's environment names, absolute, as the variable writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvPlace {
+    pub path: PathBuf,
+    pub kind: EnvKind,
+    pub why: &'static str,
+}
+
+/// The places the operator's environment (`var`, as cordon was started: a host's or the
+/// operator's shell's) makes a program run outside any sandbox: each absolute directory on the
+/// PATH, each of [`ENV_LOAD_DIRS`], and each file [`ENV_LOAD_FILES`] names (a command's first
+/// word). Relative entries are left out (they name a different place from each directory;
+/// direnv's `PATH_add` is [`named_by_envrc`]'s). The one reading of these variables: the file
+/// tools' decision ([`named_by_environment`]) and the after-run scan take them from here.
+pub fn environment_places(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<EnvPlace> {
     let list = |name: &str| -> Vec<PathBuf> {
         var(name)
             .map(|v| std::env::split_paths(&v).collect())
             .unwrap_or_default()
     };
-    // The PATH is long and set everywhere: its entries are compared with the written file's
-    // directory by name, and by inode where both exist (an entry through a link), one `stat`
-    // each instead of a walk of each entry's links.
-    if let Some(parent) = real.parent() {
-        use std::os::unix::fs::MetadataExt;
-        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-        let here = id(parent);
-        for dir in list("PATH").iter().filter(|d| d.is_absolute()) {
-            if cordon_fs::links::lexical(dir) == parent || (here.is_some() && id(dir) == here) {
-                return hit(ENV_PATH_WHY);
-            }
-        }
-    }
+    let mut out: Vec<EnvPlace> = list("PATH")
+        .into_iter()
+        .filter(|d| d.is_absolute())
+        .map(|path| EnvPlace {
+            path,
+            kind: EnvKind::PathDir,
+            why: ENV_PATH_WHY,
+        })
+        .collect();
     for name in ENV_LOAD_DIRS {
-        for dir in list(name) {
-            if canonical(&dir).is_some_and(|d| real.starts_with(d)) {
-                return hit(ENV_DIR_WHY);
-            }
-        }
+        out.extend(
+            list(name)
+                .into_iter()
+                .filter(|d| d.is_absolute())
+                .map(|path| EnvPlace {
+                    path,
+                    kind: EnvKind::LoadDir,
+                    why: ENV_DIR_WHY,
+                }),
+        );
     }
     for name in ENV_LOAD_FILES {
         let Some(value) = var(name) else {
@@ -946,11 +956,59 @@ pub fn named_by_environment(
         } else {
             value.split_whitespace().take(1).collect()
         };
-        for w in words {
-            let w = w.trim_matches(['"', '\'']);
-            if canonical(Path::new(w)).is_some_and(|f| f == real) {
-                return hit(ENV_FILE_WHY);
+        out.extend(
+            words
+                .into_iter()
+                .map(|w| PathBuf::from(w.trim_matches(['"', '\''])))
+                .filter(|p| p.is_absolute())
+                .map(|path| EnvPlace {
+                    path,
+                    kind: EnvKind::File,
+                    why: ENV_FILE_WHY,
+                }),
+        );
+    }
+    out
+}
+
+/// Where `real` (absolute, links resolved) is one of the [`environment_places`]: a program
+/// directly in a directory on the PATH, a file below one of [`ENV_LOAD_DIRS`], or a file
+/// [`ENV_LOAD_FILES`] names.
+pub fn named_by_environment(
+    real: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    let mut links = cordon_fs::links::Links::default();
+    let places = environment_places(var);
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    // The PATH is long and set everywhere: its entries are compared with the written file's
+    // directory by name, and by inode where both exist (an entry through a link), one `stat`
+    // each instead of a walk of each entry's links.
+    if let Some(parent) = real.parent() {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let here = id(parent);
+        for p in places.iter().filter(|p| p.kind == EnvKind::PathDir) {
+            if cordon_fs::links::lexical(&p.path) == parent
+                || (here.is_some() && id(&p.path) == here)
+            {
+                return hit(p.why);
             }
+        }
+    }
+    for p in places.iter().filter(|p| p.kind == EnvKind::LoadDir) {
+        if real.starts_with(links.real(&p.path)) {
+            return hit(p.why);
+        }
+    }
+    for p in places.iter().filter(|p| p.kind == EnvKind::File) {
+        if links.real(&p.path) == real {
+            return hit(p.why);
         }
     }
     None
