@@ -3065,6 +3065,49 @@ fn what_the_operators_environment_runs_from_a_root_is_watched() {
     });
 }
 
+/// Round 11 (redteam24): rustup has every shell source `~/.cargo/env` (`.profile`, `.bashrc`,
+/// `.zshenv`; fish the `.fish` one). With `~/.cargo` a writable root (cargo's registry lives
+/// there), a script's rewrite of it stayed, unreported, and ran at the operator's next login
+/// shell (seen with this machine's own `.profile`). Now both are on the home's surface: the
+/// rewrite is undone, the new file moved aside.
+#[test]
+fn rustups_shell_env_in_a_cargo_root_is_watched() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("h/.cargo/bin")).unwrap();
+        let rustup = "export PATH=\"$HOME/.cargo/bin:$PATH\"\n";
+        fs::write(fx.ws.join("h/.cargo/env"), rustup).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\n",
+            "[sandbox.paths.workspace]\nroot = \"../ws/h/.cargo\"\n",
+        );
+        fs::write(&policy, text).unwrap();
+        let mut c = fx.exec_cmd(
+            "echo 'touch /tmp/x' > \"$HOME/.cargo/env\" && echo 'touch /tmp/x' > \"$HOME/.cargo/env.fish\"",
+        );
+        c.env("HOME", fx.ws.join("h"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        each_moved_aside(fx, &err, &["h/.cargo/env.fish"]);
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("h/.cargo/env")).unwrap(),
+            rustup,
+            "{} env not put back: {err}",
+            fx.what()
+        );
+    });
+}
+
 /// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
 /// start, shown here with the real ones in a home of the test's own: wget runs the
 /// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the

@@ -682,6 +682,18 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".bash_aliases",
         "bash runs it in every interactive shell (the default .bashrc sources it)",
     ),
+    // Round 11 (redteam24): rustup's installer has `~/.profile`, `~/.bashrc` and `~/.zshenv`
+    // source `~/.cargo/env` (and fish's `conf.d/rustup.fish` the `.fish` one) in every shell; on
+    // this machine's own `.profile` a changed one ran at `bash -l`. A root of `~/.cargo` (for
+    // cargo's registry) held it, and nothing asked or looked.
+    (
+        ".cargo/env",
+        "every shell sources it where rustup is installed (`. \"$HOME/.cargo/env\"` in .profile, .bashrc, .zshenv)",
+    ),
+    (
+        ".cargo/env.fish",
+        "every fish shell sources it where rustup is installed (conf.d/rustup.fish)",
+    ),
     (".zlogin", "zsh runs it in every login shell"),
     (".zlogout", "zsh runs it when a login shell exits"),
     (".vimrc", "Vim runs it at every start"),
