@@ -3108,6 +3108,97 @@ fn rustups_shell_env_in_a_cargo_root_is_watched() {
     });
 }
 
+/// Round 11 (redteam24): what the operator's shell startup files load besides themselves, as
+/// the installers write it: nvm's `\\. "$NVM_DIR/nvm.sh"` in `~/.bashrc`, bun's
+/// `export PATH="$BUN_INSTALL/bin:$PATH"`. With `~/.nvm` and `~/.bun` writable roots (where
+/// `nvm install` and `bun install -g` write), a script's rewrite of `nvm.sh` and its `git` in
+/// `~/.bun/bin` stayed, unreported, and the file tools allowed both; the real bash then ran
+/// the plant at the operator's next shell. Now `surface::startup` reads those lines for the
+/// file tools and the scan: the rewrite is undone, the program moved aside, and bash sourcing
+/// the operator's `.bashrc` runs neither.
+#[test]
+fn what_the_shell_startup_files_load_from_a_root_is_watched() {
+    each(|fx| {
+        let h = fx.ws.join("h");
+        fs::create_dir_all(h.join(".nvm")).unwrap();
+        fs::create_dir_all(h.join(".bun/bin")).unwrap();
+        fs::write(
+            h.join(".bashrc"),
+            "export NVM_DIR=\"$HOME/.nvm\"\n[ -s \"$NVM_DIR/nvm.sh\" ] && \\. \"$NVM_DIR/nvm.sh\"  # This loads nvm\n\
+             export BUN_INSTALL=\"$HOME/.bun\"\nexport PATH=\"$BUN_INSTALL/bin:$PATH\"\n",
+        )
+        .unwrap();
+        let nvm = "nvm() { :; }\n";
+        fs::write(h.join(".nvm/nvm.sh"), nvm).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n",
+            "[sandbox.paths.nvm]\nroot = \"../ws/h/.nvm\"\nmode = \"rw\"\n\
+             [sandbox.paths.bun]\nroot = \"../ws/h/.bun\"\nmode = \"rw\"\n",
+        );
+        fs::write(&policy, text).unwrap();
+        let mut c = fx.exec_cmd(
+            "echo 'echo PLANTED' > \"$HOME/.nvm/nvm.sh\" && \
+             printf '#!/bin/sh\\necho PLANTED\\n' > \"$HOME/.bun/bin/git\" && chmod +x \"$HOME/.bun/bin/git\"",
+        );
+        c.env("HOME", &h);
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        each_moved_aside(fx, &err, &["h/.bun/bin/git"]);
+        assert_eq!(
+            fs::read_to_string(h.join(".nvm/nvm.sh")).unwrap(),
+            nvm,
+            "{} nvm.sh not put back: {err}",
+            fx.what()
+        );
+        if fx.ids.is_none() && fx.backend == "landlock" {
+            // The file tools: each asked for (not the rest of `~/.nvm`).
+            for (name, want) in [
+                (".nvm/nvm.sh", "ask"),
+                (".bun/bin/git", "ask"),
+                (".nvm/notes", "allow"),
+            ] {
+                let o = Command::new(cordon())
+                    .args(["check", "--json", "--policy"])
+                    .arg(&policy)
+                    .arg("write_file")
+                    .arg(format!("path={}", h.join(name).display()))
+                    .arg("content=x")
+                    .env("HOME", &h)
+                    .output()
+                    .unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                    .unwrap_or_else(|e| panic!("{e}: {}", describe(&o)));
+                assert_eq!(v["decision"], want, "{name}: {}", describe(&o));
+            }
+        }
+        // The operator's next shell, as bash reads the startup file.
+        let shell = Command::new("bash")
+            .args(["-c", ". \"$HOME/.bashrc\" && git --version"])
+            .env("HOME", &h)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&shell.stdout);
+        assert!(
+            !said.contains("PLANTED") && said.contains("git version"),
+            "{} {}",
+            fx.what(),
+            describe(&shell)
+        );
+    });
+}
+
 /// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
 /// start, shown here with the real ones in a home of the test's own: wget runs the
 /// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the

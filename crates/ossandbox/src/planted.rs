@@ -605,7 +605,7 @@ impl Snapshot {
             s.home_surface(home, roots);
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
-        s.environment(roots, &|n| std::env::var_os(n));
+        s.environment(roots, home.as_deref(), &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
@@ -699,17 +699,25 @@ impl Snapshot {
         }
     }
 
-    /// What the operator's environment makes a program run from a root
-    /// (`surface::environment_places`, the file tools' reading of it too): each program
+    /// What the operator's environment, and the shell startup files at `home`
+    /// (`surface::startup`: rustup's `~/.cargo/env`, nvm's `nvm.sh`, what they put on the
+    /// PATH), make a program run from a root (`surface::environment_places`, the file tools'
+    /// reading of it too): each program
     /// directly in a directory on the PATH (`~/.cargo/bin/git` taken for the next `git`),
     /// each file a variable names (`BASH_ENV`, `EDITOR`, …), whatever the walk's limit. A PATH
     /// directory that does not exist yet is watched too: the run could make it, and the
     /// operator's shell looks there at the next command. The directories of `ENV_LOAD_DIRS`
     /// (`PYTHONPATH=proj/src`) are the file tools' only: every file below one is loaded, and
     /// moving aside each edit of a project's own source would undo the run's work.
-    fn environment(&mut self, roots: &[PathBuf], var: &dyn Fn(&str) -> Option<OsString>) {
-        use cordon_policy::surface::{environment_places, EnvKind};
-        for place in environment_places(var) {
+    fn environment(
+        &mut self,
+        roots: &[PathBuf],
+        home: Option<&Path>,
+        var: &dyn Fn(&str) -> Option<OsString>,
+    ) {
+        use cordon_policy::surface::{environment_places, startup, EnvKind};
+        let at_startup = home.map(startup::places).unwrap_or_default();
+        for place in environment_places(var).into_iter().chain(at_startup) {
             let at = std::fs::canonicalize(&place.path)
                 .unwrap_or_else(|_| real_in(&cordon_fs::links::lexical(&place.path), roots));
             if !roots.iter().any(|r| at.starts_with(r)) {

@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 pub mod envrc;
 pub mod git_config;
 pub mod hooks;
+pub mod startup;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
 /// to a git directory (`.git`, a bare repository, `modules/NAME`, `worktrees/NAME`), and why
@@ -990,8 +991,18 @@ pub fn named_by_environment(
     real: &Path,
     var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
 ) -> Option<Hit> {
+    named_in(real, &environment_places(var))
+}
+
+/// Where `real` (absolute, links resolved) is what the operator's shell startup files under
+/// `home` source, run by path or put on the PATH ([`startup::places`]).
+pub fn named_at_startup(real: &Path, home: Option<&Path>) -> Option<Hit> {
+    named_in(real, &startup::places(home?))
+}
+
+/// Where `real` is one of `places`, each taken as its [`EnvKind`] says.
+fn named_in(real: &Path, places: &[EnvPlace]) -> Option<Hit> {
     let mut links = cordon_fs::links::Links::default();
-    let places = environment_places(var);
     let hit = |why| {
         Some(Hit {
             kind: Kind::Pointed,
