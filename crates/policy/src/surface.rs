@@ -1044,10 +1044,15 @@ const MOVED_HOME_WHY: &str = "in a directory the environment makes a host's home
 /// home's surface there as at the home ([`classify_home`]), and as every file under a
 /// dot-name of the home is to the file tools ([`home_dotted`]), asked whatever its name.
 pub fn in_moved_home(real: &Path, var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<Hit> {
+    let home = var("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
     HOST_HOMES.iter().find_map(|(name, below_home)| {
+        // Unset, the variable's place is its default under the home, the same directory:
+        // a root of `~/.config` holds what `XDG_CONFIG_HOME=~/.config` names (round 11: there
+        // `wezterm/wezterm.lua` was asked for with the variable set and allowed without it).
         let dir = var(name)
             .map(PathBuf::from)
             .filter(|d| d.is_absolute())
+            .or_else(|| Some(home.as_ref()?.join(below_home)))
             .map(|d| std::fs::canonicalize(&d).unwrap_or(d))?;
         let rest = real.strip_prefix(&dir).ok()?;
         let rel = Path::new(below_home).join(rest);
