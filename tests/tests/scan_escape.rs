@@ -3265,6 +3265,200 @@ fn a_root_below_a_name_of_the_surface_is_watched() {
     });
 }
 
+/// Round 11 (redteam24): what the operator's environment makes a program run, where it lies in
+/// a root: a program directly in a directory on the PATH (`~/.cargo/bin`, put first by rustup's
+/// `~/.cargo/env`; one the run makes, as `~/bin` is taken by Debian's `.profile` once it
+/// exists), the file `BASH_ENV` names. The file tools asked for each write
+/// (`surface::named_by_environment`); a script's were left in place, unreported, and the
+/// operator's next `git` ran the planted one. Now the scan reads the same places
+/// (`surface::environment_places`): each plant is moved aside, the changed file put back.
+#[test]
+fn what_the_operators_environment_runs_from_a_root_is_watched() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("h/.cargo/bin")).unwrap();
+        fs::create_dir_all(fx.ws.join("tools")).unwrap();
+        fs::write(fx.ws.join("h/.cargo/bin/cargo"), "#!/bin/sh\n").unwrap();
+        fs::write(fx.ws.join("env.sh"), "export A=1\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "printf '#!/bin/sh\\necho planted\\n' > h/.cargo/bin/git && chmod +x h/.cargo/bin/git && \
+             mkdir bin && printf '#!/bin/sh\\n' > bin/ls && echo 'touch /tmp/x' > env.sh && \
+             echo x > tools/git",
+        );
+        let path = format!(
+            "{}:{}:/usr/bin:/bin",
+            fx.ws.join("h/.cargo/bin").display(),
+            fx.ws.join("bin").display()
+        );
+        c.env("PATH", path)
+            .env("BASH_ENV", fx.ws.join("env.sh"))
+            .env("HOME", fx.ws.join("h"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        each_moved_aside(fx, &err, &["h/.cargo/bin/git", "bin/ls"]);
+        assert!(
+            err.contains(&format!(
+                "the run left {} (",
+                fx.ws.join("env.sh").display()
+            )),
+            "{} env.sh not reported: {err}",
+            fx.what()
+        );
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("env.sh")).unwrap(),
+            "export A=1\n",
+            "{} env.sh not put back",
+            fx.what()
+        );
+        // The operator's own program there, and a file off the PATH, are left alone.
+        assert!(fx.ws.join("h/.cargo/bin/cargo").exists(), "{}", fx.what());
+        assert!(fx.ws.join("tools/git").exists(), "{} {err}", fx.what());
+    });
+}
+
+/// Round 11 (redteam24): rustup has every shell source `~/.cargo/env` (`.profile`, `.bashrc`,
+/// `.zshenv`; fish the `.fish` one). With `~/.cargo` a writable root (cargo's registry lives
+/// there), a script's rewrite of it stayed, unreported, and ran at the operator's next login
+/// shell (seen with this machine's own `.profile`). Now both are on the home's surface: the
+/// rewrite is undone, the new file moved aside.
+#[test]
+fn rustups_shell_env_in_a_cargo_root_is_watched() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("h/.cargo/bin")).unwrap();
+        let rustup = "export PATH=\"$HOME/.cargo/bin:$PATH\"\n";
+        fs::write(fx.ws.join("h/.cargo/env"), rustup).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\n",
+            "[sandbox.paths.workspace]\nroot = \"../ws/h/.cargo\"\n",
+        );
+        fs::write(&policy, text).unwrap();
+        let mut c = fx.exec_cmd(
+            "echo 'touch /tmp/x' > \"$HOME/.cargo/env\" && echo 'touch /tmp/x' > \"$HOME/.cargo/env.fish\"",
+        );
+        c.env("HOME", fx.ws.join("h"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        each_moved_aside(fx, &err, &["h/.cargo/env.fish"]);
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("h/.cargo/env")).unwrap(),
+            rustup,
+            "{} env not put back: {err}",
+            fx.what()
+        );
+    });
+}
+
+/// Round 11 (redteam24): what the operator's shell startup files load besides themselves, as
+/// the installers write it: nvm's `\\. "$NVM_DIR/nvm.sh"` in `~/.bashrc`, bun's
+/// `export PATH="$BUN_INSTALL/bin:$PATH"`. With `~/.nvm` and `~/.bun` writable roots (where
+/// `nvm install` and `bun install -g` write), a script's rewrite of `nvm.sh` and its `git` in
+/// `~/.bun/bin` stayed, unreported, and the file tools allowed both; the real bash then ran
+/// the plant at the operator's next shell. Now `surface::startup` reads those lines for the
+/// file tools and the scan: the rewrite is undone, the program moved aside, and bash sourcing
+/// the operator's `.bashrc` runs neither.
+#[test]
+fn what_the_shell_startup_files_load_from_a_root_is_watched() {
+    each(|fx| {
+        let h = fx.ws.join("h");
+        fs::create_dir_all(h.join(".nvm")).unwrap();
+        fs::create_dir_all(h.join(".bun/bin")).unwrap();
+        fs::write(
+            h.join(".bashrc"),
+            "export NVM_DIR=\"$HOME/.nvm\"\n[ -s \"$NVM_DIR/nvm.sh\" ] && \\. \"$NVM_DIR/nvm.sh\"  # This loads nvm\n\
+             export BUN_INSTALL=\"$HOME/.bun\"\nexport PATH=\"$BUN_INSTALL/bin:$PATH\"\n",
+        )
+        .unwrap();
+        let nvm = "nvm() { :; }\n";
+        fs::write(h.join(".nvm/nvm.sh"), nvm).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n",
+            "[sandbox.paths.nvm]\nroot = \"../ws/h/.nvm\"\nmode = \"rw\"\n\
+             [sandbox.paths.bun]\nroot = \"../ws/h/.bun\"\nmode = \"rw\"\n",
+        );
+        fs::write(&policy, text).unwrap();
+        let mut c = fx.exec_cmd(
+            "echo 'echo PLANTED' > \"$HOME/.nvm/nvm.sh\" && \
+             printf '#!/bin/sh\\necho PLANTED\\n' > \"$HOME/.bun/bin/git\" && chmod +x \"$HOME/.bun/bin/git\"",
+        );
+        c.env("HOME", &h);
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        each_moved_aside(fx, &err, &["h/.bun/bin/git"]);
+        assert_eq!(
+            fs::read_to_string(h.join(".nvm/nvm.sh")).unwrap(),
+            nvm,
+            "{} nvm.sh not put back: {err}",
+            fx.what()
+        );
+        if fx.ids.is_none() && fx.backend == "landlock" {
+            // The file tools: each asked for (not the rest of `~/.nvm`).
+            for (name, want) in [
+                (".nvm/nvm.sh", "ask"),
+                (".bun/bin/git", "ask"),
+                (".nvm/notes", "allow"),
+            ] {
+                let o = Command::new(cordon())
+                    .args(["check", "--json", "--policy"])
+                    .arg(&policy)
+                    .arg("write_file")
+                    .arg(format!("path={}", h.join(name).display()))
+                    .arg("content=x")
+                    .env("HOME", &h)
+                    .output()
+                    .unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                    .unwrap_or_else(|e| panic!("{e}: {}", describe(&o)));
+                assert_eq!(v["decision"], want, "{name}: {}", describe(&o));
+            }
+        }
+        // The operator's next shell, as bash reads the startup file.
+        let shell = Command::new("bash")
+            .args(["-c", ". \"$HOME/.bashrc\" && git --version"])
+            .env("HOME", &h)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&shell.stdout);
+        assert!(
+            !said.contains("PLANTED") && said.contains("git version"),
+            "{} {}",
+            fx.what(),
+            describe(&shell)
+        );
+    });
+}
+
 /// Round 10 (redsurf23): programs that run what a file of the home names at their ordinary
 /// start, shown here with the real ones in a home of the test's own: wget runs the
 /// `use_askpass` program `~/.wgetrc` names (at a download that then fails to connect), less the

@@ -758,6 +758,44 @@ fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface
     );
 }
 
+/// Round 11 (redteam24): a root of `~/.config` with `XDG_CONFIG_HOME` unset is the same
+/// directory as with `XDG_CONFIG_HOME=~/.config`, where every file configures a program of
+/// the operator's and asks; unset, a file no list names (`wezterm/wezterm.lua`, Lua the
+/// terminal runs at every start; `kitty/kitty.conf`) was allowed by the root's mode. Now the
+/// default place counts as the variable's.
+#[test]
+fn the_default_configuration_directory_as_a_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let home = base.join("home");
+    let cfg = home.join(".config");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.cfg]\nroot = \"{}\"\nmode = \"rw\"\n",
+            cfg.display()
+        ),
+    )
+    .unwrap();
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in ["wezterm/wezterm.lua", "kitty/kitty.conf", "anything"] {
+        for xdg in [Some(&cfg), None] {
+            let mut c = common::command(&base);
+            c.env("HOME", &home).env_remove("XDG_CONFIG_HOME");
+            if let Some(x) = xdg {
+                c.env("XDG_CONFIG_HOME", x);
+            }
+            assert_eq!(
+                decide_write(&mut c, &policy, &cfg.join(rel)),
+                ask,
+                "{rel} {xdg:?}"
+            );
+        }
+    }
+}
+
 /// Round 8 (redsurf21): what the operator's environment makes a program load from a root — a
 /// program in a directory on the PATH (the real bash runs `ROOT/bin/git` for `git`), a module
 /// in a `PYTHONPATH` directory (the real python imports `ROOT/lib/json.py` for `json`), the

@@ -633,6 +633,7 @@ impl Snapshot {
             s.home_surface(home, roots);
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
+        s.environment(roots, home.as_deref(), &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
@@ -728,6 +729,55 @@ impl Snapshot {
                         self.list(&tool_dir, What::ToolFile, why, 0);
                     }
                 }
+            }
+        }
+    }
+
+    /// What the operator's environment, and the shell startup files at `home`
+    /// (`surface::startup`: rustup's `~/.cargo/env`, nvm's `nvm.sh`, what they put on the
+    /// PATH), make a program run from a root (`surface::environment_places`, the file tools'
+    /// reading of it too): each program
+    /// directly in a directory on the PATH (`~/.cargo/bin/git` taken for the next `git`),
+    /// each file a variable names (`BASH_ENV`, `EDITOR`, …), whatever the walk's limit. A PATH
+    /// directory that does not exist yet is watched too: the run could make it, and the
+    /// operator's shell looks there at the next command. The directories of `ENV_LOAD_DIRS`
+    /// (`PYTHONPATH=proj/src`) are the file tools' only: every file below one is loaded, and
+    /// moving aside each edit of a project's own source would undo the run's work.
+    fn environment(
+        &mut self,
+        roots: &[PathBuf],
+        home: Option<&Path>,
+        var: &dyn Fn(&str) -> Option<OsString>,
+    ) {
+        use cordon_policy::surface::{environment_places, startup, EnvKind};
+        let at_startup = home.map(startup::places).unwrap_or_default();
+        for place in environment_places(var).into_iter().chain(at_startup) {
+            let at = std::fs::canonicalize(&place.path)
+                .unwrap_or_else(|_| real_in(&cordon_fs::links::lexical(&place.path), roots));
+            if !roots.iter().any(|r| at.starts_with(r)) {
+                continue;
+            }
+            match place.kind {
+                EnvKind::PathDir => self.programs_in(&at, place.why),
+                EnvKind::File => {
+                    self.note_file(at, place.why, roots);
+                }
+                EnvKind::LoadDir => {}
+            }
+        }
+    }
+
+    /// Every name directly in `dir` but a directory (what the shell takes by name from a PATH
+    /// entry: a file or a link; a directory is not run), or `dir` as unlistable.
+    fn programs_in(&mut self, dir: &Path, why: &'static str) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            self.unlistable(dir);
+            return;
+        };
+        for e in rd.flatten() {
+            self.entries += 1;
+            if e.file_type().is_ok_and(|t| !t.is_dir()) {
+                self.note(e.path(), What::ToolFile, why, true);
             }
         }
     }

@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 pub mod envrc;
 pub mod git_config;
 pub mod hooks;
+pub mod startup;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
 /// to a git directory (`.git`, a bare repository, `modules/NAME`, `worktrees/NAME`), and why
@@ -682,6 +683,18 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".bash_aliases",
         "bash runs it in every interactive shell (the default .bashrc sources it)",
     ),
+    // Round 11 (redteam24): rustup's installer has `~/.profile`, `~/.bashrc` and `~/.zshenv`
+    // source `~/.cargo/env` (and fish's `conf.d/rustup.fish` the `.fish` one) in every shell; on
+    // this machine's own `.profile` a changed one ran at `bash -l`. A root of `~/.cargo` (for
+    // cargo's registry) held it, and nothing asked or looked.
+    (
+        ".cargo/env",
+        "every shell sources it where rustup is installed (`. \"$HOME/.cargo/env\"` in .profile, .bashrc, .zshenv)",
+    ),
+    (
+        ".cargo/env.fish",
+        "every fish shell sources it where rustup is installed (conf.d/rustup.fish)",
+    ),
     (".zlogin", "zsh runs it in every login shell"),
     (".zlogout", "zsh runs it when a login shell exits"),
     (".vimrc", "Vim runs it at every start"),
@@ -892,48 +905,58 @@ const ENV_PATH_WHY: &str = "a directory on the operator's PATH: a program writte
 const ENV_DIR_WHY: &str = "below a directory the operator's environment makes a program load code from (PYTHONPATH, LD_LIBRARY_PATH, NODE_PATH, ZDOTDIR, …): a file here is taken at that program's next start";
 const ENV_FILE_WHY: &str = "a file the operator's environment names as one a program runs or sources (LD_PRELOAD, BASH_ENV, PYTHONSTARTUP, EDITOR, PAGER, GIT_SSH, …)";
 
-/// Where `real` (absolute, links resolved) is what the operator's environment (`var`, as
-/// cordon was started: a host's or the operator's shell's) makes a program run outside any
-/// sandbox: a program directly in a directory on the PATH, a file below one of
-/// [`ENV_LOAD_DIRS`], or a file [`ENV_LOAD_FILES`] names (a command's first word). Relative
-/// entries are left out (they name a different place from each directory; direnv's `PATH_add`
-/// is [`named_by_envrc`]'s).
-pub fn named_by_environment(
-    real: &Path,
-    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-) -> Option<Hit> {
-    let mut links = cordon_fs::links::Links::default();
-    let mut canonical = |p: &Path| -> Option<PathBuf> { p.is_absolute().then(|| links.real(p)) };
-    let hit = |why| {
-        Some(Hit {
-            kind: Kind::Pointed,
-            why,
-        })
-    };
+/// What a place the operator's environment names is to a program that reads it
+/// ([`environment_places`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvKind {
+    /// A directory on the PATH: a program directly in it is taken by its name.
+    PathDir,
+    /// A directory of [`ENV_LOAD_DIRS`]: a file anywhere below it is loaded.
+    LoadDir,
+    /// A file of [`ENV_LOAD_FILES`]: run or sourced as it is.
+    File,
+}
+
+/// One place the operator's environment names, absolute, as the variable writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvPlace {
+    pub path: PathBuf,
+    pub kind: EnvKind,
+    pub why: &'static str,
+}
+
+/// The places the operator's environment (`var`, as cordon was started: a host's or the
+/// operator's shell's) makes a program run outside any sandbox: each absolute directory on the
+/// PATH, each of [`ENV_LOAD_DIRS`], and each file [`ENV_LOAD_FILES`] names (a command's first
+/// word). Relative entries are left out (they name a different place from each directory;
+/// direnv's `PATH_add` is [`named_by_envrc`]'s). The one reading of these variables: the file
+/// tools' decision ([`named_by_environment`]) and the after-run scan take them from here.
+pub fn environment_places(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<EnvPlace> {
     let list = |name: &str| -> Vec<PathBuf> {
         var(name)
             .map(|v| std::env::split_paths(&v).collect())
             .unwrap_or_default()
     };
-    // The PATH is long and set everywhere: its entries are compared with the written file's
-    // directory by name, and by inode where both exist (an entry through a link), one `stat`
-    // each instead of a walk of each entry's links.
-    if let Some(parent) = real.parent() {
-        use std::os::unix::fs::MetadataExt;
-        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-        let here = id(parent);
-        for dir in list("PATH").iter().filter(|d| d.is_absolute()) {
-            if cordon_fs::links::lexical(dir) == parent || (here.is_some() && id(dir) == here) {
-                return hit(ENV_PATH_WHY);
-            }
-        }
-    }
+    let mut out: Vec<EnvPlace> = list("PATH")
+        .into_iter()
+        .filter(|d| d.is_absolute())
+        .map(|path| EnvPlace {
+            path,
+            kind: EnvKind::PathDir,
+            why: ENV_PATH_WHY,
+        })
+        .collect();
     for name in ENV_LOAD_DIRS {
-        for dir in list(name) {
-            if canonical(&dir).is_some_and(|d| real.starts_with(d)) {
-                return hit(ENV_DIR_WHY);
-            }
-        }
+        out.extend(
+            list(name)
+                .into_iter()
+                .filter(|d| d.is_absolute())
+                .map(|path| EnvPlace {
+                    path,
+                    kind: EnvKind::LoadDir,
+                    why: ENV_DIR_WHY,
+                }),
+        );
     }
     for name in ENV_LOAD_FILES {
         let Some(value) = var(name) else {
@@ -946,11 +969,69 @@ pub fn named_by_environment(
         } else {
             value.split_whitespace().take(1).collect()
         };
-        for w in words {
-            let w = w.trim_matches(['"', '\'']);
-            if canonical(Path::new(w)).is_some_and(|f| f == real) {
-                return hit(ENV_FILE_WHY);
+        out.extend(
+            words
+                .into_iter()
+                .map(|w| PathBuf::from(w.trim_matches(['"', '\''])))
+                .filter(|p| p.is_absolute())
+                .map(|path| EnvPlace {
+                    path,
+                    kind: EnvKind::File,
+                    why: ENV_FILE_WHY,
+                }),
+        );
+    }
+    out
+}
+
+/// Where `real` (absolute, links resolved) is one of the [`environment_places`]: a program
+/// directly in a directory on the PATH, a file below one of [`ENV_LOAD_DIRS`], or a file
+/// [`ENV_LOAD_FILES`] names.
+pub fn named_by_environment(
+    real: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    named_in(real, &environment_places(var))
+}
+
+/// Where `real` (absolute, links resolved) is what the operator's shell startup files under
+/// `home` source, run by path or put on the PATH ([`startup::places`]).
+pub fn named_at_startup(real: &Path, home: Option<&Path>) -> Option<Hit> {
+    named_in(real, &startup::places(home?))
+}
+
+/// Where `real` is one of `places`, each taken as its [`EnvKind`] says.
+fn named_in(real: &Path, places: &[EnvPlace]) -> Option<Hit> {
+    let mut links = cordon_fs::links::Links::default();
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    // The PATH is long and set everywhere: its entries are compared with the written file's
+    // directory by name, and by inode where both exist (an entry through a link), one `stat`
+    // each instead of a walk of each entry's links.
+    if let Some(parent) = real.parent() {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let here = id(parent);
+        for p in places.iter().filter(|p| p.kind == EnvKind::PathDir) {
+            if cordon_fs::links::lexical(&p.path) == parent
+                || (here.is_some() && id(&p.path) == here)
+            {
+                return hit(p.why);
             }
+        }
+    }
+    for p in places.iter().filter(|p| p.kind == EnvKind::LoadDir) {
+        if real.starts_with(links.real(&p.path)) {
+            return hit(p.why);
+        }
+    }
+    for p in places.iter().filter(|p| p.kind == EnvKind::File) {
+        if links.real(&p.path) == real {
+            return hit(p.why);
         }
     }
     None
@@ -963,10 +1044,15 @@ const MOVED_HOME_WHY: &str = "in a directory the environment makes a host's home
 /// home's surface there as at the home ([`classify_home`]), and as every file under a
 /// dot-name of the home is to the file tools ([`home_dotted`]), asked whatever its name.
 pub fn in_moved_home(real: &Path, var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<Hit> {
+    let home = var("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
     HOST_HOMES.iter().find_map(|(name, below_home)| {
+        // Unset, the variable's place is its default under the home, the same directory:
+        // a root of `~/.config` holds what `XDG_CONFIG_HOME=~/.config` names (round 11: there
+        // `wezterm/wezterm.lua` was asked for with the variable set and allowed without it).
         let dir = var(name)
             .map(PathBuf::from)
             .filter(|d| d.is_absolute())
+            .or_else(|| Some(home.as_ref()?.join(below_home)))
             .map(|d| std::fs::canonicalize(&d).unwrap_or(d))?;
         let rest = real.strip_prefix(&dir).ok()?;
         let rel = Path::new(below_home).join(rest);

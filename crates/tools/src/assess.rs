@@ -639,10 +639,25 @@ fn writes_surface(target: &str, cx: &ShellContext, made: &[PathBuf]) -> Option<&
         let home = cx.home.as_deref().and_then(|h| path.strip_prefix(h).ok());
         // As written, and as a filesystem that ignores case takes it (macOS by default, an
         // ext4 directory with `chattr +F`: `.ENVRC` is `.envrc`, `.Git/hooks` is `.git/hooks`).
-        [Some(rel.to_path_buf()), folded(rel)]
-            .into_iter()
-            .flatten()
-            .find_map(|rel| classify(&rel, &|d| may_be_git_dir(&root.join(d), made)))
+        let at = |rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool| {
+            [Some(rel.to_path_buf()), folded(rel)]
+                .into_iter()
+                .flatten()
+                .find_map(|rel| classify(&rel, is_git_dir))
+        };
+        // The names above the root count too, as for the file tools: in the root
+        // `/p/.claude`, `settings.json` is Claude Code's settings; in `/p/.git/hooks`, each
+        // file is a hook (`surface::within_root`). Above the root only a repository that is
+        // there counts (the line makes none there; what it makes in the root is the first
+        // reading's).
+        let slash = Path::new("/");
+        at(rel, &|d| may_be_git_dir(&root.join(d), made))
+            .or_else(|| {
+                at(path.strip_prefix(slash).ok()?, &|d| {
+                    let dir = slash.join(d);
+                    !dir.starts_with(root) && cordon_policy::surface::looks_like_git_dir(&dir)
+                })
+            })
             .or_else(|| {
                 [home.map(Path::to_path_buf), home.and_then(folded)]
                     .into_iter()

@@ -479,8 +479,8 @@ impl FileTool {
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
             classify, classify_home, classify_home_real, folded, home_dotted, in_moved_home,
-            linked_from_surface, looks_like_git_dir, named_by_configuration, named_by_environment,
-            named_by_envrc, named_by_git_config, named_dotenv, Kind,
+            linked_from_surface, looks_like_git_dir, named_at_startup, named_by_configuration,
+            named_by_environment, named_by_envrc, named_by_git_config, named_dotenv, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -534,6 +534,7 @@ impl FileTool {
             .or(at_home)
             .or_else(|| in_moved_home(real, &|v| std::env::var_os(v)))
             .or_else(|| named_by_environment(real, &|v| std::env::var_os(v)))
+            .or_else(|| named_at_startup(real, home))
             .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_envrc(real, home))

@@ -1143,6 +1143,34 @@ fn bash_runs_rm_in(dir: &Path, line: &str) -> bool {
     mark.exists()
 }
 
+/// Round 11 (redteam24): in a root below a name of the surface (`p/.claude`, `p/.git/hooks`,
+/// `p/.vscode` made the root), the file tools asked for `settings.json`, `pre-commit` and
+/// `tasks.json` (the whole path is classified, `surface::within_root`), but a line writing
+/// them was allowed by the rule for its writer: the analysis classified the path below the
+/// root only. It classifies the whole path too now.
+#[test]
+fn a_line_writing_in_a_root_below_a_surface_name_asks() {
+    let mut f = review();
+    for (root, file) in [
+        ("p/.claude", "settings.json"),
+        ("p/.git/hooks", "pre-commit"),
+        ("p/.vscode", "tasks.json"),
+    ] {
+        let r = f.ws.join(root);
+        std::fs::create_dir_all(&r).unwrap();
+        f.cx.writable = vec![r.clone()];
+        f.cx.cwd = r;
+        let line = format!("echo x > {file}");
+        f.never_allowed(&[&line]);
+        let (_, why) = f.decide(&line);
+        assert!(why.contains("persistence surface"), "{root}: {why}");
+        // (In `.git/hooks` every name is a hook.)
+        if !root.ends_with("hooks") {
+            f.all(Action::Allow, &["echo x > notes.txt"]);
+        }
+    }
+}
+
 /// A line writing the persistence surface inside a writable root (`echo … >> .git/config`,
 /// `> .envrc`, `sed -i … .git/config`, through a link to `.git` too) was allowed where the rule
 /// allowed the writer: a caller that gates with `cordon check` and runs the line itself has no
