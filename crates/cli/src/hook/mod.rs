@@ -444,6 +444,21 @@ fn read_rest(r: &mut dyn Read, read: u64) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+/// Whether a read of stdin would return at once (more input, or its end: a file, or a pipe
+/// the host has closed): then it is read on this thread, as before, and no thread is started
+/// for the rest.
+fn stdin_ready() -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    // A zero timeout: this only asks. An error reads on, as before.
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).map_or(true, |n| n > 0)
+}
+
 /// Up to this much input is looked at for a whole object before its end; a larger one (a
 /// file tool's big content) is read to its end first, so that the parses stay few and small.
 const EARLY_MAX: usize = 1 << 20;
@@ -477,6 +492,7 @@ fn read_head(r: &mut dyn Read) -> Result<(Vec<u8>, bool), Error> {
                 .into_iter::<serde::de::IgnoredAny>()
                 .next()
                 .is_some_and(|v| v.is_ok())
+            && !stdin_ready()
         {
             return Ok((bytes, false));
         }
