@@ -935,6 +935,111 @@ fn a_stalled_input_is_blocked_at_the_deadline() {
     }
 }
 
+/// `cordon hook claude` for an allowed Bash call, with its own log: the host's end of stdin
+/// is left open after the whole object was written (as hosts do for a while), and the test
+/// waits — while the hook still runs — until the log holds the call's decision. Returns the
+/// hook, the open stdin, and the log's path; panics if the hook waits for the end of its input
+/// before deciding (it exits at its deadline then, or is killed after 60 s).
+fn decided_before_the_input_ends(
+    dir: &Path,
+    state: &Path,
+) -> (std::process::Child, std::process::ChildStdin, PathBuf) {
+    let log = state.join("cordon/audit.jsonl");
+    let mut child = cordon_cmd(dir)
+        .env("XDG_STATE_HOME", state)
+        .args(["hook", "claude", "--deadline", "20s", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let call = json!({"session_id": "s", "transcript_path": "/t", "cwd": dir,
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "echo decided-early"}, "tool_use_id": "t"});
+    stdin.write_all(call.to_string().as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("decided-early") && text.contains("\"decision\":\"allow\"") {
+            break;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("the hook ended ({st}) without deciding while its input was open: {text}");
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("no decision in the log after 60 s while the input was open: {text}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, stdin, log)
+}
+
+/// Hosts write the hook's input and close their end of the pipe a while later (Claude Code's
+/// event loop: 0.2–58 ms after the first byte in benches/hosts-latency.sh's shim on a loaded
+/// machine, perf24's note). The hook decides once it holds one whole JSON object and reads
+/// the rest meanwhile: the host's delay and the decision overlap. The answer still waits for
+/// the input's end: the same call, answered the same way.
+#[test]
+fn the_call_is_decided_while_the_host_still_holds_its_input_open() {
+    let ws = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let (child, stdin, _) = decided_before_the_input_ends(ws.path(), state.path());
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{v}"
+    );
+}
+
+/// What follows the decided object is read all the same: anything but whitespace makes the
+/// input what it was before this overlap, not JSON, and the call is blocked — after its
+/// decision was recorded, so the log says it was blocked too (as at the deadline).
+#[test]
+fn input_that_goes_on_after_the_decided_object_is_blocked_and_recorded_so() {
+    let ws = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let (child, mut stdin, log) = decided_before_the_input_ends(ws.path(), state.path());
+    stdin
+        .write_all(b"{\"tool_input\": {\"command\": \"echo other\"}}")
+        .unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", common::stdout(&o));
+    assert!(
+        common::stderr(&o).contains("hook input is not JSON (trailing characters"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(
+        !common::stdout(&o).contains("allow"),
+        "{}",
+        common::stdout(&o)
+    );
+    let last: Value = serde_json::from_str(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["decision"], "deny", "{last}");
+    assert_eq!(last["preview"], "echo decided-early", "{last}");
+    assert!(
+        last["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("blocked after its decision was recorded")),
+        "{last}"
+    );
+}
+
 /// Round 5 of issue 21 (surface21), class 5: the Node hosts (Claude Code, opencode, …) resolve
 /// a file tool's path by name (`path.join`, `path.resolve`) before opening it, while the
 /// kernel takes `..` through links. With `m -> a/b/c` in the project, `m/../../../x` stays in

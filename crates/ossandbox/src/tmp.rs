@@ -274,6 +274,11 @@ impl PrivateTmp {
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
+        // On the Landlock backend the directory is a mount point in the run's namespace until
+        // its init has exited: removed before that, the kernel's unmount there waits for an
+        // RCU grace period on cordon's way out (see `await_finished_inits`).
+        #[cfg(target_os = "linux")]
+        crate::run::namespaces::await_finished_inits();
         warn_unless_removed(&self.path);
         if let Some(fresh) = &self.fresh {
             warn_unless_removed(fresh);

@@ -214,8 +214,50 @@ fn stage(s: Stage) {
 /// whose decision the worker had already recorded ([`Recorded`]).
 pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> crate::Exit {
     let reply = within(deadline, move |recorded| {
-        match read_input(&mut std::io::stdin().lock()) {
-            Ok(bytes) => respond(host, policy.as_deref(), &bytes, recorded),
+        let head = read_head(&mut std::io::stdin().lock());
+        match head {
+            Ok((bytes, true)) => respond(host, policy.as_deref(), &bytes, recorded),
+            // One whole JSON object is in, and the host has not closed its end yet (hosts
+            // close it a while after writing): the call is decided meanwhile, and the answer
+            // waits for the rest, which must leave the input what it was — one JSON value, at
+            // most MAX_INPUT bytes —, else the call is blocked after all.
+            Ok((bytes, false)) => {
+                let read = bytes.len() as u64;
+                let rest = std::thread::Builder::new()
+                    .name("cordon-input".into())
+                    .spawn(move || read_rest(&mut std::io::stdin().lock(), read));
+                let reply = respond(host, policy.as_deref(), &bytes, recorded.clone());
+                stage(Stage::Input);
+                let whole = match rest {
+                    Ok(rest) => rest
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::Read(std::io::Error::other("panicked"))))
+                        .and_then(|tail| {
+                            let mut all = bytes;
+                            all.extend_from_slice(&tail);
+                            serde_json::from_slice::<serde::de::IgnoredAny>(&all)
+                                .map(drop)
+                                .map_err(Error::NotJson)
+                        }),
+                    Err(e) => Err(Error::Read(e)),
+                };
+                match whole {
+                    Ok(()) => reply,
+                    Err(e) => {
+                        let reason = e.to_string();
+                        let mut reply = Reply::block(&reason);
+                        if let Some(warning) =
+                            recorded.block_late("hook-input", &reason, LATE_RECORD)
+                        {
+                            reply.stderr.push_str(&format!(
+                                "cordon: warning: {}\n",
+                                crate::term::clean(&warning)
+                            ));
+                        }
+                        reply
+                    }
+                }
+            }
             Err(e) => Reply::block(&e.to_string()),
         }
     });
@@ -252,7 +294,7 @@ fn within(deadline: Duration, work: impl FnOnce(Arc<Recorded>) -> Reply + Send +
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
             let reason = late(deadline);
             let mut reply = Reply::block(&reason);
-            if let Some(warning) = recorded.block_late(&reason, LATE_RECORD) {
+            if let Some(warning) = recorded.block_late("deadline", &reason, LATE_RECORD) {
                 reply.stderr.push_str(&format!(
                     "cordon: warning: {}\n",
                     crate::term::clean(&warning)
@@ -311,11 +353,12 @@ impl Recorded {
         s.calls.push((gate.clone(), request.clone()));
     }
 
-    /// The deadline passed and the host is told to block: records a refusal (by
-    /// `builtin:deadline`, `reason`) after each decision recorded that was not a denial,
-    /// waiting first for one being recorded now — all within `budget`. `Some`: what could not
-    /// be recorded in time, for the person (the log then shows the decision alone).
-    fn block_late(&self, reason: &str, budget: Duration) -> Option<String> {
+    /// The host is told to block after all (the deadline passed, or the rest of its input
+    /// broke what was decided on): records a refusal (by `builtin:CHECK`, `reason`) after each
+    /// decision recorded that was not a denial, waiting first for one being recorded now — all
+    /// within `budget`. `Some`: what could not be recorded in time, for the person (the log
+    /// then shows the decision alone).
+    fn block_late(&self, check: &'static str, reason: &str, budget: Duration) -> Option<String> {
         let end = Instant::now() + budget;
         let calls = {
             let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -338,7 +381,7 @@ impl Recorded {
                 let failed: Vec<String> = calls
                     .iter()
                     .filter_map(|(gate, request)| {
-                        gate.record_blocked(request, "deadline", &reason)
+                        gate.record_blocked(request, check, &reason)
                             .err()
                             .map(|e| format!("{}: {e}", request.id))
                     })
@@ -387,16 +430,73 @@ fn late(deadline: Duration) -> String {
     )
 }
 
-/// Reads at most [`MAX_INPUT`] bytes; more is an error (the call is blocked).
-pub fn read_input(r: &mut dyn Read) -> Result<Vec<u8>, Error> {
+/// The rest of an input of which `read` bytes were read already: to its end, at most
+/// [`MAX_INPUT`] bytes in all; more is an error (the call is blocked).
+fn read_rest(r: &mut dyn Read, read: u64) -> Result<Vec<u8>, Error> {
     let mut bytes = Vec::new();
-    r.take(MAX_INPUT + 1)
+    let room = MAX_INPUT.saturating_sub(read);
+    r.take(room + 1)
         .read_to_end(&mut bytes)
         .map_err(Error::Read)?;
-    if bytes.len() as u64 > MAX_INPUT {
+    if bytes.len() as u64 > room {
         return Err(Error::TooLarge(MAX_INPUT));
     }
     Ok(bytes)
+}
+
+/// Whether a read of stdin would return at once (more input, or its end: a file, or a pipe
+/// the host has closed): then it is read on this thread, as before, and no thread is started
+/// for the rest.
+fn stdin_ready() -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    // A zero timeout: this only asks. An error reads on, as before.
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).map_or(true, |n| n > 0)
+}
+
+/// Up to this much input is looked at for a whole object before its end; a larger one (a
+/// file tool's big content) is read to its end first, so that the parses stay few and small.
+const EARLY_MAX: usize = 1 << 20;
+
+/// Reads the input until it ends (`true`) or until what was read holds one whole JSON object
+/// (`false`: the rest is still to be read; [`run`] reads it beside the decision). Only an
+/// object counts as whole before the end: a number or a literal could go on in the next read.
+/// At most [`MAX_INPUT`] bytes.
+fn read_head(r: &mut dyn Read) -> Result<(Vec<u8>, bool), Error> {
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::Read(e)),
+        };
+        if n == 0 {
+            return Ok((bytes, true));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() as u64 > MAX_INPUT {
+            return Err(Error::TooLarge(MAX_INPUT));
+        }
+        let space = |b: &&u8| b" \t\n\r".contains(*b);
+        let object_so_far = bytes.len() <= EARLY_MAX
+            && bytes.iter().find(|b| !space(b)) == Some(&b'{')
+            && bytes.iter().rev().find(|b| !space(b)) == Some(&b'}');
+        if object_so_far
+            && serde_json::Deserializer::from_slice(&bytes)
+                .into_iter::<serde::de::IgnoredAny>()
+                .next()
+                .is_some_and(|v| v.is_ok())
+            && !stdin_ready()
+        {
+            return Ok((bytes, false));
+        }
+    }
 }
 
 /// Why the hook cannot answer with a decision: the host's input cannot be read (the call is

@@ -419,7 +419,7 @@ pub fn run(
     let cancel = spec.cancel.as_ref().map(|f| f.as_raw_fd());
     let outcome = supervise(
         pid,
-        &pidfd,
+        pidfd,
         &sigfd,
         &report_r,
         &mut bytes,
@@ -521,24 +521,69 @@ enum Ended {
     /// A forwarded signal's grace period expired and the namespace was killed.
     KilledAfter(i32),
     /// Init reported the command's status, having killed and reaped everything else: the run
-    /// is over. Init's own exit (tearing the namespaces down, ~1 ms) is not waited for; it is
-    /// reaped later ([`reap_finished_inits`]).
+    /// is over. Init's own exit (tearing the namespaces down, ~1 ms) goes on meanwhile, while
+    /// cordon scans what the run left; it is waited for only before the run's private TMPDIR
+    /// is removed ([`await_finished_inits`]).
     Reported,
 }
 
-/// Inits that reported but had not exited yet when their run returned.
-static UNREAPED: std::sync::Mutex<Vec<libc::pid_t>> = std::sync::Mutex::new(Vec::new());
+/// Inits that reported but had not exited yet when their run returned, with their pidfds.
+static UNREAPED: std::sync::Mutex<Vec<(libc::pid_t, OwnedFd)>> = std::sync::Mutex::new(Vec::new());
+
+/// At most this long for [`await_finished_inits`]: init exits right after its report, so only
+/// a machine so loaded that it barely runs it comes near this.
+const INIT_EXIT_WAIT: Duration = Duration::from_secs(1);
 
 /// Reaps the inits of earlier runs that have exited since (a long-lived cordon, such as the
 /// MCP server, must not collect zombies).
 pub(crate) fn reap_finished_inits() {
     let mut pending = UNREAPED.lock().unwrap_or_else(|e| e.into_inner());
-    pending.retain(|&pid| {
+    pending.retain(|(pid, _)| {
         let mut st = 0;
         // SAFETY: waitpid writes one int into `st` on this frame and never blocks (WNOHANG).
         // `pid` is an init of ours not yet reaped, so the id cannot have been reused.
-        unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) == 0 }
+        unsafe { libc::waitpid(*pid, &mut st, libc::WNOHANG | libc::__WALL) == 0 }
     });
+}
+
+/// Waits (at most [`INIT_EXIT_WAIT`]) until the inits that reported have exited, then reaps
+/// them: called before a run's private TMPDIR is removed.
+///
+/// Init gives the TMPDIR its write access back with a mount on the directory itself
+/// ([`read_only_tree`]). While init's mount namespace lives, removing the directory from
+/// cordon's namespace makes the kernel take that mount away from init's first, and freeing a
+/// mount waits for an RCU grace period (`synchronize_rcu_expedited` in `namespace_unlock`):
+/// 2–16 ms on a loaded two-CPU VM, on every Landlock run whose scan ended before init's
+/// teardown did, and on cordon's way out. Init's own exit frees the same mounts with the same
+/// wait, but beside cordon's after-run scan; once it has exited (its pidfd is readable only
+/// after its namespaces are released) the directory is a plain one again. A namespace that
+/// is still there after the wait (an init the machine did not run in time) costs only that
+/// wait: the removal works either way.
+pub(crate) fn await_finished_inits() {
+    let pending = UNREAPED.lock().unwrap_or_else(|e| e.into_inner());
+    if pending.is_empty() {
+        return;
+    }
+    let deadline = Instant::now() + INIT_EXIT_WAIT;
+    for (_, pidfd) in pending.iter() {
+        loop {
+            let mut fd = libc::pollfd {
+                fd: pidfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait_ms = super::poll_timeout(Instant::now(), Some(deadline));
+            // SAFETY: poll reads and writes the one pollfd on this frame; `pidfd` is open
+            // (owned by `pending`, which the lock keeps).
+            let n = unsafe { libc::poll(&mut fd, 1, wait_ms) };
+            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
+        }
+    }
+    drop(pending);
+    reap_finished_inits();
 }
 
 /// Has init written its final record (the command's wait status)?
@@ -550,7 +595,7 @@ fn has_status(bytes: &[u8]) -> bool {
 /// `bytes`; every wait after a kill is bounded.
 fn supervise(
     pid: libc::pid_t,
-    pidfd: &OwnedFd,
+    pidfd: OwnedFd,
     sigfd: &OwnedFd,
     report: &OwnedFd,
     bytes: &mut Vec<u8>,
@@ -585,7 +630,7 @@ fn supervise(
                 } else {
                     Ended::KilledAfter(grace.map(|g| g.1).unwrap_or(libc::SIGKILL))
                 };
-                send(pidfd, libc::SIGKILL);
+                send(&pidfd, libc::SIGKILL);
                 killed = Some(why);
                 kill_by = Some(kill_deadline(now));
                 continue;
@@ -625,7 +670,7 @@ fn supervise(
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
             }
-            send(pidfd, libc::SIGKILL);
+            send(&pidfd, libc::SIGKILL);
             killed.get_or_insert(Ended::KilledAfter(libc::SIGKILL));
             kill_by.get_or_insert(kill_deadline(Instant::now()));
             continue;
@@ -633,12 +678,12 @@ fn supervise(
         if fds[1].revents & libc::POLLIN != 0 {
             // Read even after the kill, so that the descriptor does not stay readable.
             if let Some(sig) = super::read_signal(sigfd).filter(|_| killed.is_none()) {
-                send(pidfd, sig);
+                send(&pidfd, sig);
                 grace.get_or_insert((Instant::now() + GRACE, sig));
             }
         }
         if fds[3].revents & (libc::POLLIN | libc::POLLHUP) != 0 && killed.is_none() {
-            send(pidfd, libc::SIGKILL);
+            send(&pidfd, libc::SIGKILL);
             killed = Some(Ended::Cancelled);
             kill_by = Some(kill_deadline(Instant::now()));
             continue;
@@ -656,7 +701,10 @@ fn supervise(
                 // SAFETY: waitpid writes one int into `st`; WNOHANG; `pid` is our unreaped
                 // init.
                 if unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) } == 0 {
-                    UNREAPED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+                    UNREAPED
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((pid, pidfd));
                 }
                 return Ended::Reported;
             }
@@ -669,7 +717,10 @@ fn supervise(
     // SAFETY: as above.
     let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) };
     if r == 0 {
-        UNREAPED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+        UNREAPED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((pid, pidfd));
     }
     match killed {
         Some(k) => k,
