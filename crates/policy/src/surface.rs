@@ -1763,8 +1763,10 @@ const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's,
 /// work tree holds `real`, from its top (checked with git 2.47: `core.fsmonitor =
 /// scripts/fsmon.sh` ran from the top at a `git status` in a subdirectory; so do filters,
 /// aliases, pagers). The files of a [`TOOL_DIRS`] directory there are read the same way (the
-/// first [`DIR_FILES`] by name, not below it). Not seen: a path a configuration computes, the
-/// files a named script itself loads.
+/// first [`DIR_FILES`] by name, not below it). Every file below a marketplace directory
+/// Claude Code takes plugins from in place, as a Claude Code settings file above `real` or the
+/// home's own files name it ([`hooks::marketplaces`]). Not seen: a path a configuration
+/// computes, the files a named script itself loads.
 pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
     /// Configurations are small; a larger file is not read.
     const MAX: u64 = 1 << 20;
@@ -1774,6 +1776,18 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
         kind: Kind::Pointed,
         why: CONFIGURED_WHY,
     });
+    let marketplace = Some(Hit {
+        kind: Kind::Pointed,
+        why: hooks::MARKETPLACE_WHY,
+    });
+    // Where the home's own files place a marketplace (wherever that is).
+    if home.is_some_and(|h| {
+        hooks::home_marketplaces(h)
+            .iter()
+            .any(|m| real.starts_with(m))
+    }) {
+        return marketplace;
+    }
     for dir in real.ancestors().skip(1) {
         // One listing per directory, then only the entries whose first name is there (an
         // open per entry and directory cost about 350 failed opens a write).
@@ -1803,6 +1817,14 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
             let own = file.parent().unwrap_or(dir);
             if envrc::names_literally(&text, &[dir, own], home, dir, real) {
                 return hit;
+            }
+            // A marketplace directory whose plugins Claude Code runs in place.
+            if hooks::CLAUDE_SETTINGS.contains(entry)
+                && hooks::marketplaces(entry, &text, dir)
+                    .iter()
+                    .any(|m| real.starts_with(resolve(m)))
+            {
+                return marketplace;
             }
             // A directory put first on the PATH names every file below it: `.tool-versions`'
             // `path:` versions (mise, asdf: its `bin`), mise's `[env] _.path`.

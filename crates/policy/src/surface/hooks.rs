@@ -5,6 +5,8 @@
 //! which a run rewrites in normal work; the file tools ask for those
 //! ([`super::named_by_configuration`]).
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 /// The configuration files whose hook entries run by themselves (each an entry of
@@ -75,6 +77,89 @@ fn strings(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// Claude Code's settings files that may declare marketplaces (`extraKnownMarketplaces`),
+/// relative to the project (or to the home, for the user's): each an entry of
+/// [`super::TOOL_FILES`].
+pub const CLAUDE_SETTINGS: &[&str] = &[".claude/settings.json", ".claude/settings.local.json"];
+
+/// The home's files where Claude Code keeps where each marketplace and plugin is (in
+/// `.claude/plugins`, itself on the home's surface).
+pub const CLAUDE_PLUGIN_LISTS: &[&str] = &[
+    ".claude/plugins/known_marketplaces.json",
+    ".claude/plugins/installed_plugins.json",
+];
+
+/// Why a marketplace directory's files are on the surface ([`marketplaces`]).
+pub const MARKETPLACE_WHY: &str = "Claude Code runs the hooks, MCP servers and skills of each enabled plugin of this marketplace from here, at every session, without cordon's hook (a settings file's `extraKnownMarketplaces` or `~/.claude/plugins` names it)";
+
+/// The directories Claude Code takes plugins from in place, as the file `name` (one of
+/// [`CLAUDE_SETTINGS`] or [`CLAUDE_PLUGIN_LISTS`]) at `dir` (the project, or the home) names
+/// them: a `directory` marketplace's path, a `file` marketplace's top (two levels above its
+/// `marketplace.json`, where Claude Code resolves the plugins' `./` sources), each known
+/// marketplace's `installLocation`, each installed plugin's `installPath`. A relative path
+/// is the project's, as Claude Code resolves it. Claude Code 2.1.197 ran an enabled plugin's
+/// `hooks/hooks.json` from the marketplace's own directory, not from its cache copy (checked:
+/// `hosts_claude.rs`), and a plugin's skills, commands, agents, `.mcp.json` and the scripts
+/// its hooks name are files below it too: every file below is the surface. (A remote
+/// marketplace's copy is in `~/.claude/plugins`. Not read: a file that does not parse as
+/// JSON, which Claude Code's reader refuses as well.)
+pub fn marketplaces(name: &str, text: &[u8], dir: &Path) -> Vec<PathBuf> {
+    let Ok(Value::Object(top)) = serde_json::from_slice::<Value>(text) else {
+        return Vec::new();
+    };
+    let at = |p: &str| super::envrc::normal(&dir.join(p));
+    let from_source = |source: &Value| -> Option<PathBuf> {
+        let path = at(source.get("path")?.as_str()?);
+        match source.get("source")?.as_str()? {
+            "directory" => Some(path),
+            "file" => path.parent()?.parent().map(Path::to_path_buf),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    let file = name.rsplit('/').next().unwrap_or(name);
+    match file {
+        "known_marketplaces.json" => {
+            for m in top.values() {
+                out.extend(m.get("source").and_then(from_source));
+                out.extend(m.get("installLocation").and_then(Value::as_str).map(at));
+            }
+        }
+        "installed_plugins.json" => {
+            let plugins = top.get("plugins").and_then(Value::as_object);
+            for installs in plugins.into_iter().flat_map(|p| p.values()) {
+                for i in installs.as_array().into_iter().flatten() {
+                    out.extend(i.get("installPath").and_then(Value::as_str).map(at));
+                }
+            }
+        }
+        _ => {
+            let declared = top.get("extraKnownMarketplaces").and_then(Value::as_object);
+            for m in declared.into_iter().flat_map(|m| m.values()) {
+                out.extend(m.get("source").and_then(from_source));
+            }
+        }
+    }
+    out
+}
+
+/// The marketplace directories the home's own files name ([`CLAUDE_SETTINGS`] and
+/// [`CLAUDE_PLUGIN_LISTS`] at `home`), each where it really is.
+pub fn home_marketplaces(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for name in CLAUDE_SETTINGS.iter().chain(CLAUDE_PLUGIN_LISTS) {
+        // (Never blocking on a FIFO a run left at the name.)
+        if let Ok(Some(text)) = cordon_fs::safe::read_followed(&home.join(name), 1 << 20) {
+            out.extend(
+                marketplaces(name, &text, home)
+                    .iter()
+                    .map(|d| super::resolve(d)),
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +168,7 @@ mod tests {
 
     #[test]
     fn each_hook_configuration_is_on_the_surface() {
-        for entry in HOOK_CONFIGS {
+        for entry in HOOK_CONFIGS.iter().chain(CLAUDE_SETTINGS) {
             assert!(
                 TOOL_FILES.iter().chain(HOME_FILES).any(|(n, _)| n == entry),
                 "{entry}"
@@ -119,6 +204,42 @@ mod tests {
         let n = named(".codex/config.toml", codex);
         assert!(n.contains(&"/p/ci/notify.py".to_string()), "{n:?}");
         assert!(!n.iter().any(|p| p.contains("build")), "{n:?}");
+    }
+
+    #[test]
+    fn claude_code_marketplaces_are_read_where_each_file_places_them() {
+        let p = Path::new("/p");
+        let settings = r#"{"extraKnownMarketplaces": {
+            "a": {"source": {"source": "directory", "path": "./tools/mkt"}},
+            "b": {"source": {"source": "file", "path": "/m/b/.claude-plugin/marketplace.json"}},
+            "c": {"source": {"source": "github", "repo": "o/r"}}}}"#;
+        assert_eq!(
+            marketplaces(".claude/settings.json", settings.as_bytes(), p),
+            [Path::new("/p/tools/mkt"), Path::new("/m/b")]
+        );
+        let known = r#"{"m": {"source": {"source": "directory", "path": "/w/mkt"},
+            "installLocation": "/w/mkt2"}}"#;
+        let got = marketplaces(
+            ".claude/plugins/known_marketplaces.json",
+            known.as_bytes(),
+            p,
+        );
+        assert_eq!(got, [Path::new("/w/mkt"), Path::new("/w/mkt2")]);
+        let installed = r#"{"version": 2, "plugins": {"x@m": [{"installPath": "/c/x"}]}}"#;
+        let got = marketplaces(
+            ".claude/plugins/installed_plugins.json",
+            installed.as_bytes(),
+            p,
+        );
+        assert_eq!(got, [Path::new("/c/x")]);
+        // The key in the wrong file, and a file that does not parse: nothing.
+        assert!(marketplaces(
+            ".claude/plugins/installed_plugins.json",
+            settings.as_bytes(),
+            p
+        )
+        .is_empty());
+        assert!(marketplaces(".claude/settings.json", b"{,", p).is_empty());
     }
 
     #[test]
