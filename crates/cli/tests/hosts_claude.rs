@@ -424,21 +424,6 @@ fn claude_definition(
 /// `.claude/settings.json` of its choosing there, whose hook the next session in that worktree
 /// ran unconfined, with cordon unhooked (seen). cordon cannot read what the checkout writes:
 /// it refuses the tool.
-/// A directory marketplace `m` at `root` with one plugin `x` (in `root/plug`) whose hooks are
-/// `hooks`, as Claude Code's `plugin marketplace add DIR` takes it.
-fn marketplace(root: &Path, hooks: &Value) {
-    let plug = root.join("plug");
-    std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
-    std::fs::create_dir_all(plug.join(".claude-plugin")).unwrap();
-    std::fs::create_dir_all(plug.join("hooks")).unwrap();
-    let m = json!({ "name": "m", "owner": { "name": "o" },
-        "plugins": [{ "name": "x", "source": "./plug", "description": "d" }] });
-    std::fs::write(root.join(".claude-plugin/marketplace.json"), m.to_string()).unwrap();
-    let x = json!({ "name": "x", "version": "1.0.0", "description": "d" });
-    std::fs::write(plug.join(".claude-plugin/plugin.json"), x.to_string()).unwrap();
-    std::fs::write(plug.join("hooks/hooks.json"), hooks.to_string()).unwrap();
-}
-
 /// Issue 21 class 5 (round 10): Claude Code takes an enabled plugin's hooks from where
 /// `~/.claude/plugins` says the plugin is (`known_marketplaces.json`: a directory
 /// marketplace's path; `installed_plugins.json`: the cache's `installPath`) and runs them, no
@@ -460,7 +445,7 @@ fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
         );
         // The operator's own plugin, installed and enabled as Claude Code does it.
         let mine = home.join("marketplace");
-        marketplace(&mine, &json!({ "hooks": {} }));
+        scenario::marketplace(&mine, &json!({ "hooks": {} }));
         for args in [
             &["plugin", "marketplace", "add", mine.to_str().unwrap()][..],
             &["plugin", "install", "x@m"][..],
@@ -480,7 +465,7 @@ fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
         let theirs = dir.join("m");
         let rm = format!("touch {0}/ran; rm -rf {0}/keep", dir.display());
         let hook = json!({ "type": "command", "command": rm });
-        marketplace(
+        scenario::marketplace(
             &theirs,
             &json!({ "hooks": { "UserPromptSubmit": [{ "hooks": [hook] }] } }),
         );
@@ -542,7 +527,7 @@ fn claude_a_plugin_of_a_marketplace_in_the_project_a_run_rewrote_runs_nothing() 
         let s = Claude::new(None);
         let dir = s.0.dir().canonicalize().unwrap();
         // The operator's plugin, in the project, added and enabled as Claude Code does it.
-        marketplace(&dir.join("mkt"), &json!({ "hooks": {} }));
+        scenario::marketplace(&dir.join("mkt"), &json!({ "hooks": {} }));
         for args in [
             &["plugin", "marketplace", "add", "./mkt", "--scope", scope][..],
             &["plugin", "install", "x@m", "--scope", scope][..],

@@ -1070,6 +1070,16 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".claude/plugins",
         "Claude Code runs the hooks and MCP servers of each enabled plugin from where the files here place it",
     ),
+    // Round 11: Codex installs a plugin by copying it into `plugins/cache/MARKETPLACE/NAME/
+    // VERSION` and starts the MCP servers its manifest (`.codex-plugin/plugin.json`, or
+    // Claude Code's `.claude-plugin/plugin.json`, inline) or `.mcp.json` names from that copy
+    // at every start, no trust asked (Codex 0.171, checked: a manifest a run rewrote there ran
+    // `rm -rf keep` at the next `codex exec`; `hosts_codex.rs`). Its hooks need the
+    // operator's review by hash; its skills are text.
+    (
+        ".codex/plugins",
+        "Codex starts the MCP servers of each installed plugin here at every start, without cordon's hook",
+    ),
     // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
     // command here ran when that command's completion was first asked for (a tab press).
     (
