@@ -756,6 +756,12 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".copilot/settings.local.json",
         "GitHub Copilot CLI runs the hooks it configures",
     ),
+    // Round 11: Copilot CLI 1.0.102 starts the MCP servers here at every start, no trust asked
+    // (checked: one a run wrote ran `rm -rf keep` at the next `copilot -p`; `hosts_copilot.rs`).
+    (
+        ".copilot/mcp-config.json",
+        "GitHub Copilot CLI starts the MCP servers it names at every start",
+    ),
     (
         ".config/opencode/opencode.json",
         "opencode loads the plugins and starts the MCP servers it names",
@@ -1076,6 +1082,14 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
     // at every start, no trust asked (Codex 0.171, checked: a manifest a run rewrote there ran
     // `rm -rf keep` at the next `codex exec`; `hosts_codex.rs`). Its hooks need the
     // operator's review by hash; its skills are text.
+    // Round 11: Copilot CLI keeps each installed plugin here (`_direct/NAME`,
+    // `MARKETPLACE/NAME`) and starts the MCP servers its manifest names, with its hooks,
+    // agents and LSP servers, at every start, no trust asked (Copilot CLI 1.0.102, checked: a
+    // manifest a run rewrote ran `rm -rf keep` at the next `copilot -p`; `hosts_copilot.rs`).
+    (
+        ".copilot/installed-plugins",
+        "GitHub Copilot CLI starts the MCP servers and runs the hooks of each installed plugin here at every start, without cordon's hook",
+    ),
     (
         ".codex/plugins",
         "Codex starts the MCP servers of each installed plugin here at every start, without cordon's hook",
