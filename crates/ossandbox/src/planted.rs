@@ -603,12 +603,13 @@ impl Snapshot {
         }
         if let Some(home) = &home {
             s.home_surface(home, roots);
-            // The marketplace directories the home's Claude Code files name, wherever they
-            // are: Claude Code runs their plugins from there.
-            use cordon_policy::surface::hooks::{home_marketplaces, MARKETPLACE_WHY};
-            let dirs = home_marketplaces(home);
+            // The directories the home's files name as code a host runs in place, wherever
+            // they are: Claude Code's marketplaces, Gemini CLI's linked extensions.
+            let sources = cordon_policy::surface::hooks::home_plugin_sources(home);
             for root in roots {
-                s.named_dirs(dirs.iter().cloned(), root, What::ToolFile, MARKETPLACE_WHY);
+                for (dir, why) in &sources {
+                    s.named_dirs([dir.clone()], root, What::ToolFile, why);
+                }
             }
         }
         s.host_homes(roots, &|n| std::env::var_os(n));

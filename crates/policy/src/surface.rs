@@ -1789,7 +1789,8 @@ const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's,
 /// aliases, pagers). The files of a [`TOOL_DIRS`] directory there are read the same way (the
 /// first [`DIR_FILES`] by name, not below it). Every file below a marketplace directory
 /// Claude Code takes plugins from in place, as a Claude Code settings file above `real` or the
-/// home's own files name it ([`hooks::marketplaces`]). Not seen: a path a configuration
+/// home's own files name it ([`hooks::marketplaces`]), and below a Gemini CLI extension the
+/// home links ([`hooks::home_plugin_sources`]). Not seen: a path a configuration
 /// computes, the files a named script itself loads.
 pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
     /// Configurations are small; a larger file is not read.
@@ -1804,13 +1805,17 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
         kind: Kind::Pointed,
         why: hooks::MARKETPLACE_WHY,
     });
-    // Where the home's own files place a marketplace (wherever that is).
-    if home.is_some_and(|h| {
-        hooks::home_marketplaces(h)
-            .iter()
-            .any(|m| real.starts_with(m))
-    }) {
-        return marketplace;
+    // Where the home's own files place code a host runs in place (wherever that is).
+    if let Some((_, why)) = home
+        .map(hooks::home_plugin_sources)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|(d, _)| real.starts_with(d))
+    {
+        return Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        });
     }
     for dir in real.ancestors().skip(1) {
         // One listing per directory, then only the entries whose first name is there (an

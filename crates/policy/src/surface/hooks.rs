@@ -143,18 +143,48 @@ pub fn marketplaces(name: &str, text: &[u8], dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The marketplace directories the home's own files name ([`CLAUDE_SETTINGS`] and
-/// [`CLAUDE_PLUGIN_LISTS`] at `home`), each where it really is.
-pub fn home_marketplaces(home: &Path) -> Vec<PathBuf> {
+/// Why a linked Gemini CLI extension's files are on the surface ([`home_plugin_sources`]).
+pub const LINKED_EXTENSION_WHY: &str = "Gemini CLI loads this linked extension from here at every start: the MCP servers, hooks and commands it names run without cordon's hook (`gemini extensions link` names it in `~/.gemini/extensions`)";
+
+/// How many of the home's Gemini CLI extensions [`home_plugin_sources`] reads.
+const EXTENSIONS: usize = 256;
+
+/// The directories the home's own files name as code an agent host runs in place, each where
+/// it really is, and why: Claude Code's marketplace directories ([`CLAUDE_SETTINGS`] and
+/// [`CLAUDE_PLUGIN_LISTS`] at `home`, [`marketplaces`]) and Gemini CLI's linked extensions
+/// (`~/.gemini/extensions/NAME/.gemini-extension-install.json` of `"type": "link"`: Gemini
+/// CLI 0.61 loaded the extension from its `source` at every start, checked by hand: an MCP
+/// server added there ran at the next `gemini -p`). What lies in no root stays unwatched by
+/// the scan; the file tools ask for a write below any of them.
+pub fn home_plugin_sources(home: &Path) -> Vec<(PathBuf, &'static str)> {
+    // (Never blocking on a FIFO a run left at a name.)
+    let read = |p: &Path| cordon_fs::safe::read_followed(p, 1 << 20).ok().flatten();
     let mut out = Vec::new();
     for name in CLAUDE_SETTINGS.iter().chain(CLAUDE_PLUGIN_LISTS) {
-        // (Never blocking on a FIFO a run left at the name.)
-        if let Ok(Some(text)) = cordon_fs::safe::read_followed(&home.join(name), 1 << 20) {
-            out.extend(
-                marketplaces(name, &text, home)
-                    .iter()
-                    .map(|d| super::resolve(d)),
-            );
+        if let Some(text) = read(&home.join(name)) {
+            let dirs = marketplaces(name, &text, home);
+            out.extend(dirs.iter().map(|d| (super::resolve(d), MARKETPLACE_WHY)));
+        }
+    }
+    let extensions = home.join(".gemini/extensions");
+    for e in std::fs::read_dir(&extensions)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .take(EXTENSIONS)
+    {
+        let Some(text) = read(&e.path().join(".gemini-extension-install.json")) else {
+            continue;
+        };
+        let Ok(Value::Object(install)) = serde_json::from_slice::<Value>(&text) else {
+            continue;
+        };
+        if install.get("type").and_then(Value::as_str) != Some("link") {
+            continue;
+        }
+        if let Some(source) = install.get("source").and_then(Value::as_str) {
+            let dir = super::envrc::normal(&home.join(source));
+            out.push((super::resolve(&dir), LINKED_EXTENSION_WHY));
         }
     }
     out
