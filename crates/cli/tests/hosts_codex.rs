@@ -279,17 +279,20 @@ fn apply_patch(s: Codex) {
 /// rewrite: a line let through unchanged would be applied by Codex, unconfined.
 #[test]
 fn codex_apply_patch_in_an_exec_command_heredoc_is_not_applied_by_codex() {
-    let s = Codex::new(None);
-    let outside = s.0.home().join("planted-by-heredoc.txt");
-    let t = Codex::shell(&format!(
-        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {}\n+hi\n*** End Patch\nEOF\n",
-        outside.display()
-    ));
-    let mock = Mock::start(t.clone());
-    let o = s.run_with(&mock, &["-c", "model=\"gpt-5.5\""]);
-    let r = mock.the_one_result("Codex", &t.tool, &o);
-    assert!(!outside.exists(), "Codex wrote {}: {r}", outside.display());
-    assert!(r.contains("apply_patch: command not found"), "{r}");
+    // As root and as the unprivileged user (round 11: seconds each).
+    for user in [None, unprivileged()] {
+        let s = Codex::new(user);
+        let outside = s.0.home().join("planted-by-heredoc.txt");
+        let t = Codex::shell(&format!(
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {}\n+hi\n*** End Patch\nEOF\n",
+            outside.display()
+        ));
+        let mock = Mock::start(t.clone());
+        let o = s.run_with(&mock, &["-c", "model=\"gpt-5.5\""]);
+        let r = mock.the_one_result("Codex", &t.tool, &o);
+        assert!(!outside.exists(), "Codex wrote {}: {r}", outside.display());
+        assert!(r.contains("apply_patch: command not found"), "{r}");
+    }
 }
 
 /// Issue 21 class 5 (round 8): Codex's newer releases resolve a patch path `~/x` from the
@@ -464,8 +467,9 @@ fn codex_offers_only_tools_cordon_has_read() {
 /// the line is asked, a script's write moved aside.
 #[test]
 fn codex_a_plugin_mcp_server_a_run_left_in_the_home_runs_nothing() {
-    for script in [false, true] {
-        let s = Codex::new(None);
+    // The line as root, the script as the unprivileged user (seconds each).
+    for (script, user) in [(false, None), (true, unprivileged())] {
+        let s = Codex::new(user);
         let (dir, home) = (
             s.0.dir().canonicalize().unwrap(),
             s.0.home().canonicalize().unwrap(),
@@ -492,6 +496,9 @@ fn codex_a_plugin_mcp_server_a_run_left_in_the_home_runs_nothing() {
         // (The audit log outside it: cordon refuses to run a command while the default one's
         // directory, protected in the root, does not exist yet.)
         let audit = tempfile::tempdir().unwrap();
+        if let Some((uid, gid)) = s.0.user {
+            std::os::unix::fs::chown(audit.path(), Some(uid), Some(gid)).unwrap();
+        }
         let home_root = format!(
             "\n[approval]\naudit_log = {:?}\n\n[sandbox.paths.home]\nroot = {home:?}\nmode = \"rw\"\n",
             audit.path().join("audit.jsonl")
