@@ -982,7 +982,7 @@ impl Snapshot {
     /// without Copilot's files costs no failed open per entry).
     fn hook_programs(&mut self, dir: &Path, root: &Path, present: &dyn Fn(&&str) -> bool) {
         use cordon_policy::surface::hooks::{
-            hook_text, marketplaces, CLAUDE_SETTINGS, MARKETPLACE_WHY,
+            hook_text, marketplaces, MARKETPLACE_SETTINGS, MARKETPLACE_WHY,
         };
         const MAX: u64 = 1 << 20;
         let mut configs: Vec<(&str, PathBuf)> = HOOK_CONFIGS
@@ -1015,7 +1015,7 @@ impl Snapshot {
             let name = file.file_name().and_then(|n| n.to_str()).unwrap_or(entry);
             // A marketplace directory a Claude Code settings file names: its plugins run from
             // there, every file of it.
-            if CLAUDE_SETTINGS.contains(&entry) {
+            if MARKETPLACE_SETTINGS.contains(&entry) {
                 let dirs = marketplaces(entry, &text, dir);
                 self.named_dirs(dirs, root, What::ToolFile, MARKETPLACE_WHY);
             }

@@ -1848,7 +1848,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
                 return hit;
             }
             // A marketplace directory whose plugins Claude Code runs in place.
-            if hooks::CLAUDE_SETTINGS.contains(entry)
+            if hooks::MARKETPLACE_SETTINGS.contains(entry)
                 && hooks::marketplaces(entry, &text, dir)
                     .iter()
                     .any(|m| real.starts_with(resolve(m)))

@@ -77,10 +77,20 @@ fn strings(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// Claude Code's settings files that may declare marketplaces (`extraKnownMarketplaces`),
-/// relative to the project (or to the home, for the user's): each an entry of
-/// [`super::TOOL_FILES`].
-pub const CLAUDE_SETTINGS: &[&str] = &[".claude/settings.json", ".claude/settings.local.json"];
+/// The settings files that may declare marketplaces (`extraKnownMarketplaces`), relative to
+/// the project (or to the home, for the user's): Claude Code's, and Copilot CLI's, which takes
+/// the same key and loads a directory marketplace's plugins in place too (Copilot CLI 1.0.102
+/// says so at `plugin install`: "loaded live from DIR … nothing was copied"; checked: an MCP
+/// server added to the plugin's manifest there ran at the next `copilot -p`). Each an entry of
+/// [`super::TOOL_FILES`] or [`super::HOME_FILES`].
+pub const MARKETPLACE_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".copilot/settings.json",
+    ".copilot/settings.local.json",
+    ".github/copilot/settings.json",
+    ".github/copilot/settings.local.json",
+];
 
 /// The home's files where Claude Code keeps where each marketplace and plugin is (in
 /// `.claude/plugins`, itself on the home's surface).
@@ -90,10 +100,10 @@ pub const CLAUDE_PLUGIN_LISTS: &[&str] = &[
 ];
 
 /// Why a marketplace directory's files are on the surface ([`marketplaces`]).
-pub const MARKETPLACE_WHY: &str = "Claude Code runs the hooks, MCP servers and skills of each enabled plugin of this marketplace from here, at every session, without cordon's hook (a settings file's `extraKnownMarketplaces` or `~/.claude/plugins` names it)";
+pub const MARKETPLACE_WHY: &str = "Claude Code and Copilot CLI run the hooks, MCP servers and skills of each enabled plugin of this marketplace from here, at every session, without cordon's hook (a settings file's `extraKnownMarketplaces` or `~/.claude/plugins` names it)";
 
 /// The directories Claude Code takes plugins from in place, as the file `name` (one of
-/// [`CLAUDE_SETTINGS`] or [`CLAUDE_PLUGIN_LISTS`]) at `dir` (the project, or the home) names
+/// [`MARKETPLACE_SETTINGS`] or [`CLAUDE_PLUGIN_LISTS`]) at `dir` (the project, or the home) names
 /// them: a `directory` marketplace's path, a `file` marketplace's top (two levels above its
 /// `marketplace.json`, where Claude Code resolves the plugins' `./` sources), each known
 /// marketplace's `installLocation`, each installed plugin's `installPath`. A relative path
@@ -150,7 +160,7 @@ pub const LINKED_EXTENSION_WHY: &str = "Gemini CLI loads this linked extension f
 const EXTENSIONS: usize = 256;
 
 /// The directories the home's own files name as code an agent host runs in place, each where
-/// it really is, and why: Claude Code's marketplace directories ([`CLAUDE_SETTINGS`] and
+/// it really is, and why: Claude Code's and Copilot CLI's marketplace directories ([`MARKETPLACE_SETTINGS`] and
 /// [`CLAUDE_PLUGIN_LISTS`] at `home`, [`marketplaces`]) and Gemini CLI's linked extensions
 /// (`~/.gemini/extensions/NAME/.gemini-extension-install.json` of `"type": "link"`: Gemini
 /// CLI 0.61 loaded the extension from its `source` at every start, checked by hand: an MCP
@@ -160,7 +170,7 @@ pub fn home_plugin_sources(home: &Path) -> Vec<(PathBuf, &'static str)> {
     // (Never blocking on a FIFO a run left at a name.)
     let read = |p: &Path| cordon_fs::safe::read_followed(p, 1 << 20).ok().flatten();
     let mut out = Vec::new();
-    for name in CLAUDE_SETTINGS.iter().chain(CLAUDE_PLUGIN_LISTS) {
+    for name in MARKETPLACE_SETTINGS.iter().chain(CLAUDE_PLUGIN_LISTS) {
         if let Some(text) = read(&home.join(name)) {
             let dirs = marketplaces(name, &text, home);
             out.extend(dirs.iter().map(|d| (super::resolve(d), MARKETPLACE_WHY)));
@@ -198,7 +208,7 @@ mod tests {
 
     #[test]
     fn each_hook_configuration_is_on_the_surface() {
-        for entry in HOOK_CONFIGS.iter().chain(CLAUDE_SETTINGS) {
+        for entry in HOOK_CONFIGS.iter().chain(MARKETPLACE_SETTINGS) {
             assert!(
                 TOOL_FILES.iter().chain(HOME_FILES).any(|(n, _)| n == entry),
                 "{entry}"
