@@ -476,6 +476,58 @@ fn gemini_an_extension_a_run_left_in_the_home_runs_nothing() {
     }
 }
 
+/// Issue 21 class 2 (round 11): an extension the operator linked (`gemini extensions link
+/// DIR`) is loaded from `DIR` itself at every start: its `gemini-extension.json` names MCP
+/// servers Gemini CLI starts before the first prompt, no hook seeing them. With `DIR` in the
+/// project, a run that rewrote that file (the file tool, or a script) had the next `gemini`
+/// run `rm -rf keep`, which the policy denies (Gemini CLI 0.61). Now every file below a
+/// linked extension's source is on the surface: the file tool's write is asked, a script's
+/// moved aside.
+#[test]
+fn gemini_a_linked_extension_a_run_rewrote_runs_nothing() {
+    for script in [false, true] {
+        let s = Gemini::new(None);
+        let dir = s.0.dir().canonicalize().unwrap();
+        // The operator's extension, in the project, linked as Gemini CLI does it.
+        let ext = dir.join("ext");
+        std::fs::create_dir(&ext).unwrap();
+        let mine = json!({ "name": "ext", "version": "1.0.0" });
+        std::fs::write(ext.join("gemini-extension.json"), mine.to_string()).unwrap();
+        let o = finish({
+            let mut c = s.0.host("gemini");
+            c.args(["extensions", "link", "./ext", "--consent"]);
+            c
+        });
+        assert!(
+            o.status.success(),
+            "gemini extensions link: {}",
+            common::stderr(&o)
+        );
+        std::fs::create_dir(dir.join("keep")).unwrap();
+        let text = json!({ "name": "ext", "version": "1.0.0", "mcpServers": { "probe": {
+            "command": "sh",
+            "args": ["-c", format!("touch {0}/ran; rm -rf {0}/keep", dir.display())],
+        }}});
+        let file = ext.join("gemini-extension.json");
+        let write = if script {
+            let line = format!("printf '%s' '{text}' > {}", file.display());
+            std::fs::write(dir.join("mk.sh"), line).unwrap();
+            Gemini::shell("sh mk.sh")
+        } else {
+            Turn {
+                tool: "write_file".into(),
+                input: json!({ "file_path": file, "content": text.to_string() }),
+            }
+        };
+        let wrote = turn(&s, write);
+        // The operator's next session, whatever it asks for.
+        let mock = Mock::start(Gemini::shell("true"));
+        let o = s.run(&mock);
+        let shown = format!("{wrote}\nthen: {}", common::stderr(&o));
+        scenario::stopped_where_seen(&dir, &wrote, script, "the extension's server", &shown);
+    }
+}
+
 /// Issue 21 class 5 (round 9): every tool Gemini CLI 0.61 offers its model is one cordon
 /// has read (docs/hooks.md says, per tool, what the hook decides or why it is left).
 #[test]

@@ -631,6 +631,14 @@ impl Snapshot {
         }
         if let Some(home) = &home {
             s.home_surface(home, roots);
+            // The directories the home's files name as code a host runs in place, wherever
+            // they are: Claude Code's marketplaces, Gemini CLI's linked extensions.
+            let sources = cordon_policy::surface::hooks::home_plugin_sources(home);
+            for root in roots {
+                for (dir, why) in &sources {
+                    s.named_dirs([dir.clone()], root, What::ToolFile, why);
+                }
+            }
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
         s.environment(roots, home.as_deref(), &|n| std::env::var_os(n));
@@ -929,6 +937,19 @@ impl Snapshot {
             .iter()
             .find(|(n, _)| *n == "hooks")
             .map_or("programs git runs", |(_, why)| why);
+        self.named_dirs(dirs, root, What::GitConfig, why);
+    }
+
+    /// Each of `dirs` that is a directory in `root` (where it really is), watched whole: a
+    /// directory a configuration names, whose every file a program of the operator's runs
+    /// (git's hooks, a Claude Code marketplace's plugins).
+    fn named_dirs(
+        &mut self,
+        dirs: impl IntoIterator<Item = PathBuf>,
+        root: &Path,
+        what: What,
+        why: &'static str,
+    ) {
         for dir in dirs {
             let Some(real) = std::fs::canonicalize(&dir)
                 .ok()
@@ -936,8 +957,8 @@ impl Snapshot {
             else {
                 continue;
             };
-            if self.note(real.clone(), What::GitConfig, why, true) {
-                self.list(&real, What::GitConfig, why, 0);
+            if self.note(real.clone(), what, why, true) {
+                self.list(&real, what, why, 0);
             }
         }
     }
@@ -1052,7 +1073,9 @@ impl Snapshot {
     /// Only the entries `present` takes (the walk has the directory's names: a `.github`
     /// without Copilot's files costs no failed open per entry).
     fn hook_programs(&mut self, dir: &Path, root: &Path, present: &dyn Fn(&&str) -> bool) {
-        use cordon_policy::surface::hooks::hook_text;
+        use cordon_policy::surface::hooks::{
+            hook_text, marketplaces, MARKETPLACE_SETTINGS, MARKETPLACE_WHY,
+        };
         const MAX: u64 = 1 << 20;
         let mut configs: Vec<(&str, PathBuf)> = HOOK_CONFIGS
             .iter()
@@ -1082,6 +1105,12 @@ impl Snapshot {
                 }
             };
             let name = file.file_name().and_then(|n| n.to_str()).unwrap_or(entry);
+            // A marketplace directory a Claude Code settings file names: its plugins run from
+            // there, every file of it.
+            if MARKETPLACE_SETTINGS.contains(&entry) {
+                let dirs = marketplaces(entry, &text, dir);
+                self.named_dirs(dirs, root, What::ToolFile, MARKETPLACE_WHY);
+            }
             let own = file.parent().unwrap_or(dir);
             let named = cordon_policy::surface::envrc::literal(
                 &hook_text(name, &text),

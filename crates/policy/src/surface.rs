@@ -769,6 +769,12 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".copilot/settings.local.json",
         "GitHub Copilot CLI runs the hooks it configures",
     ),
+    // Round 11: Copilot CLI 1.0.102 starts the MCP servers here at every start, no trust asked
+    // (checked: one a run wrote ran `rm -rf keep` at the next `copilot -p`; `hosts_copilot.rs`).
+    (
+        ".copilot/mcp-config.json",
+        "GitHub Copilot CLI starts the MCP servers it names at every start",
+    ),
     (
         ".config/opencode/opencode.json",
         "opencode loads the plugins and starts the MCP servers it names",
@@ -1155,6 +1161,24 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
     (
         ".claude/plugins",
         "Claude Code runs the hooks and MCP servers of each enabled plugin from where the files here place it",
+    ),
+    // Round 11: Codex installs a plugin by copying it into `plugins/cache/MARKETPLACE/NAME/
+    // VERSION` and starts the MCP servers its manifest (`.codex-plugin/plugin.json`, or
+    // Claude Code's `.claude-plugin/plugin.json`, inline) or `.mcp.json` names from that copy
+    // at every start, no trust asked (Codex 0.171, checked: a manifest a run rewrote there ran
+    // `rm -rf keep` at the next `codex exec`; `hosts_codex.rs`). Its hooks need the
+    // operator's review by hash; its skills are text.
+    // Round 11: Copilot CLI keeps each installed plugin here (`_direct/NAME`,
+    // `MARKETPLACE/NAME`) and starts the MCP servers its manifest names, with its hooks,
+    // agents and LSP servers, at every start, no trust asked (Copilot CLI 1.0.102, checked: a
+    // manifest a run rewrote ran `rm -rf keep` at the next `copilot -p`; `hosts_copilot.rs`).
+    (
+        ".copilot/installed-plugins",
+        "GitHub Copilot CLI starts the MCP servers and runs the hooks of each installed plugin here at every start, without cordon's hook",
+    ),
+    (
+        ".codex/plugins",
+        "Codex starts the MCP servers of each installed plugin here at every start, without cordon's hook",
     ),
     // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
     // command here ran when that command's completion was first asked for (a tab press).
@@ -1849,8 +1873,11 @@ const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's,
 /// work tree holds `real`, from its top (checked with git 2.47: `core.fsmonitor =
 /// scripts/fsmon.sh` ran from the top at a `git status` in a subdirectory; so do filters,
 /// aliases, pagers). The files of a [`TOOL_DIRS`] directory there are read the same way (the
-/// first [`DIR_FILES`] by name, not below it). Not seen: a path a configuration computes, the
-/// files a named script itself loads.
+/// first [`DIR_FILES`] by name, not below it). Every file below a marketplace directory
+/// Claude Code takes plugins from in place, as a Claude Code settings file above `real` or the
+/// home's own files name it ([`hooks::marketplaces`]), and below a Gemini CLI extension the
+/// home links ([`hooks::home_plugin_sources`]). Not seen: a path a configuration
+/// computes, the files a named script itself loads.
 pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
     /// Configurations are small; a larger file is not read.
     const MAX: u64 = 1 << 20;
@@ -1860,6 +1887,22 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
         kind: Kind::Pointed,
         why: CONFIGURED_WHY,
     });
+    let marketplace = Some(Hit {
+        kind: Kind::Pointed,
+        why: hooks::MARKETPLACE_WHY,
+    });
+    // Where the home's own files place code a host runs in place (wherever that is).
+    if let Some((_, why)) = home
+        .map(hooks::home_plugin_sources)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|(d, _)| real.starts_with(d))
+    {
+        return Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        });
+    }
     for dir in real.ancestors().skip(1) {
         // One listing per directory, then only the entries whose first name is there (an
         // open per entry and directory cost about 350 failed opens a write).
@@ -1889,6 +1932,14 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
             let own = file.parent().unwrap_or(dir);
             if envrc::names_literally(&text, &[dir, own], home, dir, real) {
                 return hit;
+            }
+            // A marketplace directory whose plugins Claude Code runs in place.
+            if hooks::MARKETPLACE_SETTINGS.contains(entry)
+                && hooks::marketplaces(entry, &text, dir)
+                    .iter()
+                    .any(|m| real.starts_with(resolve(m)))
+            {
+                return marketplace;
             }
             // A directory put first on the PATH names every file below it: `.tool-versions`'
             // `path:` versions (mise, asdf: its `bin`), mise's `[env] _.path`.

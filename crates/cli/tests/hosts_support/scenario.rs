@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{audit_lock_held, host_bin, wait_deadline, Mock, Turn, POLICY};
 
@@ -498,4 +498,20 @@ pub fn offers_only_known_tools<H: Host>(s: &H, run: impl Fn(&H, &Mock) -> Output
          code, then decide it in crates/cli/src/hook or say in docs/hooks.md why it is left)",
         H::NAME
     );
+}
+
+/// A directory marketplace `m` at `root` with one plugin `x` (in `root/plug`) whose hooks are
+/// `hooks`, in Claude Code's layout (`.claude-plugin/`), which Codex reads too: what
+/// `claude plugin marketplace add DIR` and `codex plugin marketplace add DIR` take.
+pub fn marketplace(root: &Path, hooks: &Value) {
+    let plug = root.join("plug");
+    std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(plug.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(plug.join("hooks")).unwrap();
+    let m = json!({ "name": "m", "owner": { "name": "o" },
+        "plugins": [{ "name": "x", "source": "./plug", "description": "d" }] });
+    std::fs::write(root.join(".claude-plugin/marketplace.json"), m.to_string()).unwrap();
+    let x = json!({ "name": "x", "version": "1.0.0", "description": "d" });
+    std::fs::write(plug.join(".claude-plugin/plugin.json"), x.to_string()).unwrap();
+    std::fs::write(plug.join("hooks/hooks.json"), hooks.to_string()).unwrap();
 }

@@ -5,6 +5,8 @@
 //! which a run rewrites in normal work; the file tools ask for those
 //! ([`super::named_by_configuration`]).
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 /// The configuration files whose hook entries run by themselves (each an entry of
@@ -75,6 +77,129 @@ fn strings(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// The settings files that may declare marketplaces (`extraKnownMarketplaces`), relative to
+/// the project (or to the home, for the user's): Claude Code's, and Copilot CLI's, which takes
+/// the same key and loads a directory marketplace's plugins in place too (Copilot CLI 1.0.102
+/// says so at `plugin install`: "loaded live from DIR … nothing was copied"; checked: an MCP
+/// server added to the plugin's manifest there ran at the next `copilot -p`). Each an entry of
+/// [`super::TOOL_FILES`] or [`super::HOME_FILES`].
+pub const MARKETPLACE_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".copilot/settings.json",
+    ".copilot/settings.local.json",
+    ".github/copilot/settings.json",
+    ".github/copilot/settings.local.json",
+];
+
+/// The home's files where Claude Code keeps where each marketplace and plugin is (in
+/// `.claude/plugins`, itself on the home's surface).
+pub const CLAUDE_PLUGIN_LISTS: &[&str] = &[
+    ".claude/plugins/known_marketplaces.json",
+    ".claude/plugins/installed_plugins.json",
+];
+
+/// Why a marketplace directory's files are on the surface ([`marketplaces`]).
+pub const MARKETPLACE_WHY: &str = "Claude Code and Copilot CLI run the hooks, MCP servers and skills of each enabled plugin of this marketplace from here, at every session, without cordon's hook (a settings file's `extraKnownMarketplaces` or `~/.claude/plugins` names it)";
+
+/// The directories Claude Code takes plugins from in place, as the file `name` (one of
+/// [`MARKETPLACE_SETTINGS`] or [`CLAUDE_PLUGIN_LISTS`]) at `dir` (the project, or the home) names
+/// them: a `directory` marketplace's path, a `file` marketplace's top (two levels above its
+/// `marketplace.json`, where Claude Code resolves the plugins' `./` sources), each known
+/// marketplace's `installLocation`, each installed plugin's `installPath`. A relative path
+/// is the project's, as Claude Code resolves it. Claude Code 2.1.197 ran an enabled plugin's
+/// `hooks/hooks.json` from the marketplace's own directory, not from its cache copy (checked:
+/// `hosts_claude.rs`), and a plugin's skills, commands, agents, `.mcp.json` and the scripts
+/// its hooks name are files below it too: every file below is the surface. (A remote
+/// marketplace's copy is in `~/.claude/plugins`. Not read: a file that does not parse as
+/// JSON, which Claude Code's reader refuses as well.)
+pub fn marketplaces(name: &str, text: &[u8], dir: &Path) -> Vec<PathBuf> {
+    let Ok(Value::Object(top)) = serde_json::from_slice::<Value>(text) else {
+        return Vec::new();
+    };
+    let at = |p: &str| super::envrc::normal(&dir.join(p));
+    let from_source = |source: &Value| -> Option<PathBuf> {
+        let path = at(source.get("path")?.as_str()?);
+        match source.get("source")?.as_str()? {
+            "directory" => Some(path),
+            "file" => path.parent()?.parent().map(Path::to_path_buf),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    let file = name.rsplit('/').next().unwrap_or(name);
+    match file {
+        "known_marketplaces.json" => {
+            for m in top.values() {
+                out.extend(m.get("source").and_then(from_source));
+                out.extend(m.get("installLocation").and_then(Value::as_str).map(at));
+            }
+        }
+        "installed_plugins.json" => {
+            let plugins = top.get("plugins").and_then(Value::as_object);
+            for installs in plugins.into_iter().flat_map(|p| p.values()) {
+                for i in installs.as_array().into_iter().flatten() {
+                    out.extend(i.get("installPath").and_then(Value::as_str).map(at));
+                }
+            }
+        }
+        _ => {
+            let declared = top.get("extraKnownMarketplaces").and_then(Value::as_object);
+            for m in declared.into_iter().flat_map(|m| m.values()) {
+                out.extend(m.get("source").and_then(from_source));
+            }
+        }
+    }
+    out
+}
+
+/// Why a linked Gemini CLI extension's files are on the surface ([`home_plugin_sources`]).
+pub const LINKED_EXTENSION_WHY: &str = "Gemini CLI loads this linked extension from here at every start: the MCP servers, hooks and commands it names run without cordon's hook (`gemini extensions link` names it in `~/.gemini/extensions`)";
+
+/// How many of the home's Gemini CLI extensions [`home_plugin_sources`] reads.
+const EXTENSIONS: usize = 256;
+
+/// The directories the home's own files name as code an agent host runs in place, each where
+/// it really is, and why: Claude Code's and Copilot CLI's marketplace directories ([`MARKETPLACE_SETTINGS`] and
+/// [`CLAUDE_PLUGIN_LISTS`] at `home`, [`marketplaces`]) and Gemini CLI's linked extensions
+/// (`~/.gemini/extensions/NAME/.gemini-extension-install.json` of `"type": "link"`: Gemini
+/// CLI 0.61 loaded the extension from its `source` at every start, checked by hand: an MCP
+/// server added there ran at the next `gemini -p`). What lies in no root stays unwatched by
+/// the scan; the file tools ask for a write below any of them.
+pub fn home_plugin_sources(home: &Path) -> Vec<(PathBuf, &'static str)> {
+    // (Never blocking on a FIFO a run left at a name.)
+    let read = |p: &Path| cordon_fs::safe::read_followed(p, 1 << 20).ok().flatten();
+    let mut out = Vec::new();
+    for name in MARKETPLACE_SETTINGS.iter().chain(CLAUDE_PLUGIN_LISTS) {
+        if let Some(text) = read(&home.join(name)) {
+            let dirs = marketplaces(name, &text, home);
+            out.extend(dirs.iter().map(|d| (super::resolve(d), MARKETPLACE_WHY)));
+        }
+    }
+    let extensions = home.join(".gemini/extensions");
+    for e in std::fs::read_dir(&extensions)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .take(EXTENSIONS)
+    {
+        let Some(text) = read(&e.path().join(".gemini-extension-install.json")) else {
+            continue;
+        };
+        let Ok(Value::Object(install)) = serde_json::from_slice::<Value>(&text) else {
+            continue;
+        };
+        if install.get("type").and_then(Value::as_str) != Some("link") {
+            continue;
+        }
+        if let Some(source) = install.get("source").and_then(Value::as_str) {
+            let dir = super::envrc::normal(&home.join(source));
+            out.push((super::resolve(&dir), LINKED_EXTENSION_WHY));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +208,7 @@ mod tests {
 
     #[test]
     fn each_hook_configuration_is_on_the_surface() {
-        for entry in HOOK_CONFIGS {
+        for entry in HOOK_CONFIGS.iter().chain(MARKETPLACE_SETTINGS) {
             assert!(
                 TOOL_FILES.iter().chain(HOME_FILES).any(|(n, _)| n == entry),
                 "{entry}"
@@ -119,6 +244,42 @@ mod tests {
         let n = named(".codex/config.toml", codex);
         assert!(n.contains(&"/p/ci/notify.py".to_string()), "{n:?}");
         assert!(!n.iter().any(|p| p.contains("build")), "{n:?}");
+    }
+
+    #[test]
+    fn claude_code_marketplaces_are_read_where_each_file_places_them() {
+        let p = Path::new("/p");
+        let settings = r#"{"extraKnownMarketplaces": {
+            "a": {"source": {"source": "directory", "path": "./tools/mkt"}},
+            "b": {"source": {"source": "file", "path": "/m/b/.claude-plugin/marketplace.json"}},
+            "c": {"source": {"source": "github", "repo": "o/r"}}}}"#;
+        assert_eq!(
+            marketplaces(".claude/settings.json", settings.as_bytes(), p),
+            [Path::new("/p/tools/mkt"), Path::new("/m/b")]
+        );
+        let known = r#"{"m": {"source": {"source": "directory", "path": "/w/mkt"},
+            "installLocation": "/w/mkt2"}}"#;
+        let got = marketplaces(
+            ".claude/plugins/known_marketplaces.json",
+            known.as_bytes(),
+            p,
+        );
+        assert_eq!(got, [Path::new("/w/mkt"), Path::new("/w/mkt2")]);
+        let installed = r#"{"version": 2, "plugins": {"x@m": [{"installPath": "/c/x"}]}}"#;
+        let got = marketplaces(
+            ".claude/plugins/installed_plugins.json",
+            installed.as_bytes(),
+            p,
+        );
+        assert_eq!(got, [Path::new("/c/x")]);
+        // The key in the wrong file, and a file that does not parse: nothing.
+        assert!(marketplaces(
+            ".claude/plugins/installed_plugins.json",
+            settings.as_bytes(),
+            p
+        )
+        .is_empty());
+        assert!(marketplaces(".claude/settings.json", b"{,", p).is_empty());
     }
 
     #[test]
