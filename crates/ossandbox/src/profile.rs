@@ -191,11 +191,15 @@ pub const GIT_CONFIG_SURFACE: &[(&str, &str)] = cordon_policy::surface::GIT_CONF
 /// missing one means: git refuses an empty one, which would stop the sandboxed git and the
 /// operator's while the run lasts). `None` elsewhere: a read-only `/dev/null`.
 pub fn placeholder_content(path: &Path) -> Option<&'static [u8]> {
-    // (A bare repository's, given as a root, too: its name is not `.git`.)
+    // (A bare repository's, given as a root, too: its name is not `.git`.) Told by names no
+    // placeholder makes, `HEAD` and `refs`: a test that counted `commondir` or `objects` (git's
+    // own) changed its answer once the first placeholder was made, so a directory holding only
+    // `HEAD` and `config` got a `/dev/null` cover for one name and a file for the next, and the
+    // `commondir` made empty was then not recognised as cordon's and stayed (the next scan
+    // took the directory for a bare repository the run had made).
+    let stable_git_dir = |d: &Path| d.join("HEAD").exists() && d.join("refs").is_dir();
     let in_git_dir = path.parent().is_some_and(|p| {
-        p.components().any(|c| c.as_os_str() == ".git")
-            || p.ancestors()
-                .any(cordon_policy::surface::looks_like_git_dir)
+        p.components().any(|c| c.as_os_str() == ".git") || p.ancestors().any(stable_git_dir)
     });
     if !in_git_dir {
         return None;

@@ -684,11 +684,13 @@ pub fn remove_placeholder(path: &Path) {
         return;
     };
     let want = placeholder_content(path).unwrap_or_default();
+    // Empty too: what decides the content can change while the run goes (the command made
+    // `HEAD` and `refs` beside it), and either is cordon's.
     let still = dir
         .read(Path::new(name), want.len() as u64)
         .ok()
         .flatten()
-        .is_some_and(|b| b == want);
+        .is_some_and(|b| b == want || b.is_empty());
     if still {
         let _ = dir.remove(Path::new(name));
     }
@@ -706,12 +708,13 @@ const PLACEHOLDER_MODE: u32 = 0o444;
 pub(crate) fn is_placeholder(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let want = placeholder_content(path).unwrap_or_default();
+    // Empty, or its content (see `remove_placeholder`).
     std::fs::symlink_metadata(path).is_ok_and(|m| {
         m.is_file()
             && m.nlink() == 1
             && m.mode() & 0o7777 == PLACEHOLDER_MODE
-            && m.len() == want.len() as u64
-    }) && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
+            && (m.len() == 0 || m.len() == want.len() as u64)
+    }) && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b.is_empty() || b == want))
 }
 
 /// Whether a regular file a snapshot saw at `path` with `mode` and `content` was a placeholder
@@ -719,7 +722,7 @@ pub(crate) fn is_placeholder(path: &Path) -> bool {
 /// cordon's own (the last run out removes them), not a run's, and nothing to write back.
 pub(crate) fn was_placeholder(path: &Path, mode: u32, content: Option<&[u8]>) -> bool {
     let want = placeholder_content(path).unwrap_or_default();
-    mode & 0o7777 == PLACEHOLDER_MODE && content.is_some_and(|c| c == want)
+    mode & 0o7777 == PLACEHOLDER_MODE && content.is_some_and(|c| c.is_empty() || c == want)
 }
 
 #[cfg(test)]
