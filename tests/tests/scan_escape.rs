@@ -2643,7 +2643,8 @@ fn overlapping_runs_over_nested_roots_put_everything_back() {
 
 /// The official Python MCP SDK's client (`mcp`, installed by `scripts/test-deps.sh`): starts
 /// the server `command` over stdio, makes the `calls` (`run_command`) all at once, each sent
-/// once its `after` file (relative to `cwd`) exists, and prints their results as one JSON list.
+/// once its `after` file (relative to `cwd`) exists and making its `done` file once answered,
+/// and prints their results as one JSON list.
 const PY_CLIENT: &str = r#"
 import asyncio, json, os, sys
 from mcp import ClientSession
@@ -2660,6 +2661,8 @@ async def main():
                     await asyncio.sleep(0.05)
                 res = await s.call_tool("run_command", {"command": c["command"]})
                 text = "\n".join(getattr(x, "text", "") for x in res.content)
+                if c.get("done"):
+                    open(os.path.join(cfg["cwd"], c["done"]), "w").close()
                 return {"error": bool(res.is_error), "text": text, "structured": res.structured_content}
             print(json.dumps(await asyncio.gather(*(call(c) for c in cfg["calls"]))))
 
@@ -3980,4 +3983,121 @@ fn each_moved_aside(fx: &Fixture, err: &str, names: &[&str]) {
         assert!(reported, "{} {name} not reported: {err}", fx.what());
         assert!(!p.exists(), "{} {name} still in place", fx.what());
     }
+}
+
+/// The parallel calls of one `cordon mcp` survive its kill: call 1 goes, call X begins (so X
+/// keeps what call 1 kept, the state before it began), call 1 ends, then X removes the
+/// operator's `pre-commit` hook and the server is SIGKILLed (an agent host's timeout). The
+/// next run does X's scan and writes the hook back from what X kept. Before, X (a run of the
+/// same process as call 1) kept nothing: the next run saw no removal, said nothing, and the
+/// hook stayed gone.
+#[test]
+fn a_killed_mcp_servers_parallel_calls_removal_is_written_back_by_the_next() {
+    each(|fx| {
+        use std::os::unix::process::CommandExt;
+        let venv = std::env::var_os("CORDON_TEST_DEPS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"))
+            .join("venv/bin/python3");
+        let what = fx.what();
+        let hook = fx.ws.join(".git/hooks/pre-commit");
+        for d in [".git/hooks", ".git/objects", ".git/refs"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+        fs::write(
+            fx.ws.join("x.sh"),
+            "touch x-up; while [ ! -e x-go ] && [ -e x-up ]; do sleep 0.05; done; \
+             rm -f .git/hooks/pre-commit && touch x-done && exec sleep 300\n",
+        )
+        .unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let script = fx.root.join("client.py");
+        fs::write(&script, PY_CLIENT).unwrap();
+        let config = serde_json::json!({
+            "command": cordon(),
+            "args": ["mcp", "--policy", fx.root.join("policies/cordon.toml")],
+            "cwd": fx.ws,
+            "env": {
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "HOME": fx.root.join("home"),
+                "LANG": "C.UTF-8",
+                "TMPDIR": fx.root.join("tmp"),
+            },
+            "calls": [
+                {"command": "touch up-1; while [ ! -e go-1 ] && [ -e up-1 ]; do sleep 0.05; done", "done": "answered-1"},
+                {"after": "up-1", "command": "sh x.sh"},
+            ],
+        });
+        let mut c = Command::new(&venv);
+        c.arg(&script)
+            .arg(config.to_string())
+            .current_dir(&fx.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", fx.root.join("home"))
+            .env("LANG", "C.UTF-8")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some((uid, gid)) = fx.ids {
+            c.uid(uid).gid(gid);
+        }
+        let mut client = c.spawn().unwrap();
+        let mut wait = |name: &str| {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !fx.ws.join(name).exists() {
+                let gone = client.try_wait().unwrap();
+                assert!(
+                    gone.is_none() && Instant::now() < deadline,
+                    "{what}: {name} never came ({gone:?})"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        wait("x-up");
+        fs::write(fx.ws.join("go-1"), "").unwrap();
+        wait("answered-1");
+        fs::write(fx.ws.join("x-go"), "").unwrap();
+        wait("x-done");
+        // The server: the client's child running cordon.
+        let server = fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .find(|pid| {
+                let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let ppid = stat
+                    .rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.split(' ').nth(1)?.parse::<u32>().ok());
+                ppid == Some(client.id())
+                    && fs::read_link(format!("/proc/{pid}/exe")).ok().as_deref() == Some(cordon())
+            })
+            .unwrap_or_else(|| panic!("{what}: no cordon mcp under the client"));
+        // SAFETY: kill takes two integers; `server` is the cordon this test's client started.
+        assert_eq!(unsafe { libc::kill(server, libc::SIGKILL) }, 0, "{what}");
+        let _ = client.kill();
+        let _ = client.wait();
+        assert!(
+            !hook.exists(),
+            "{what}: X's removal was undone before the kill"
+        );
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+        assert!(
+            err.contains(&format!(
+                "an earlier run's cordon ended before its after-run scan; the run removed {} (",
+                hook.display()
+            )) && err.contains("written back with its earlier content"),
+            "{what}: the killed call's removal was not reported: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&hook).ok().as_deref(),
+            Some("#!/bin/sh\nexec scan-secrets\n"),
+            "{what}: the hook is not written back: {err}"
+        );
+    });
 }
