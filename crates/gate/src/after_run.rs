@@ -1845,6 +1845,37 @@ mod tests {
         );
     }
 
+    /// Two runs of one process (`cordon mcp`'s parallel calls): the second reads the first's
+    /// marker from the registry, never opening it — its roots, and what it kept once it did —
+    /// as it reads another cordon's (before: a run of this process counted as one whose roots
+    /// cannot be read, and the second run kept nothing). Once the first is finished it is not
+    /// a run going.
+    #[test]
+    fn a_run_of_this_process_is_read_from_the_registry() {
+        let (_d, _base, roots, log) = workspace();
+        let first = pending(&roots, &log, "s", false).unwrap().unwrap();
+        let second = pending(&roots, &log, "s", false).unwrap().unwrap();
+        let going = |p: &Pending| live_runs(&p.0.dir, Some(&p.0.name)).unwrap();
+        let [run] = going(&second).try_into().ok().expect("one run going");
+        let said = run.said.expect("its marker read from the registry");
+        assert_eq!((said.roots.as_slice(), run.kept), (roots.as_slice(), false));
+        {
+            let _start = first.starting().unwrap();
+            assert_eq!(first.keep(b"not a snapshot").unwrap(), Base::Own);
+        }
+        let [run] = going(&second).try_into().ok().expect("one run going");
+        assert!(run.kept, "its kept part seen");
+        assert_eq!(run.said.unwrap().kept, b"not a snapshot");
+        // The first run's kept part is not a snapshot's: the second cannot tell its base.
+        {
+            let _start = second.starting().unwrap();
+            assert_eq!(second.keep(b"x").unwrap(), Base::Nothing);
+        }
+        first.finish(&[]);
+        assert!(going(&second).is_empty(), "a finished run is not going");
+        second.finish(&[]);
+    }
+
     /// A marker keeps a dead run's trust-store watches exactly (root, place, what existed on
     /// the way), and the log it records to: the next gate checks them before discovery.
     #[test]
