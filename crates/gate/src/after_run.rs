@@ -238,16 +238,22 @@ fn live_runs(d: &cordon_fs::safe::Dir, except: Option<&Path>) -> Result<Vec<Live
             said: Err(format!("{}: {why}", shown.display())),
             kept: true,
         };
-        // Another run of this process (`cordon mcp`): never opened, as closing a descriptor
-        // of it would release its lock (`cordon_fs::lock::ProcessLock`).
-        if d.stat_at(name)
+        // Another run of this process (`cordon mcp`'s parallel tool calls): never opened, as
+        // closing a descriptor of it would release its lock (`cordon_fs::lock::ProcessLock`);
+        // what its marker says is read from this process's registry of its runs ([`Ours`]).
+        // A marker this process holds that is not there is a dead run's whose scan a sibling
+        // is doing: its roots are taken as unknown.
+        if let Some(st) = d
+            .stat_at(name)
             .ok()
             .flatten()
-            .is_some_and(|st| ProcessLock::held_here(&st))
+            .filter(ProcessLock::held_here)
         {
-            out.push(unknown(
-                "a run of this cordon, whose marker it does not open".into(),
-            ));
+            out.push(
+                Ours::live(&st).unwrap_or_else(|| {
+                    unknown("a dead run's marker this cordon is scanning".into())
+                }),
+            );
             continue;
         }
         match lock_if_free(d, name) {
@@ -620,37 +626,7 @@ impl Pending {
         let m = &self.0;
         let base = match live_runs(&m.dir, Some(&m.name)) {
             Err(_) => Base::Nothing,
-            Ok(runs) => {
-                let mut first: Option<Said> = None;
-                let mut nothing = false;
-                for run in runs.into_iter().filter(|r| r.kept) {
-                    let Ok(said) = run.said else {
-                        nothing = true;
-                        break;
-                    };
-                    if !said
-                        .roots
-                        .iter()
-                        .any(|t| m.roots.iter().any(|r| meet(t, r)))
-                    {
-                        continue;
-                    }
-                    let same = said.roots.len() == m.roots.len()
-                        && said.roots.iter().all(|t| m.roots.contains(t));
-                    if !same || said.kept.is_empty() {
-                        nothing = true;
-                        break;
-                    }
-                    if first.as_ref().is_none_or(|f| said.started < f.started) {
-                        first = Some(said);
-                    }
-                }
-                match first {
-                    _ if nothing => Base::Nothing,
-                    Some(f) => Base::Earlier(f.kept),
-                    None => Base::Own,
-                }
-            }
+            Ok(runs) => base_among(own, &m.roots, runs),
         };
         let mut tail = KEPT_LINE.to_vec();
         tail.extend_from_slice(match &base {
@@ -658,12 +634,14 @@ impl Pending {
             Base::Earlier(kept) => kept,
             Base::Nothing => &[],
         });
-        m._lock.file().write_all_at(&tail, m.end).map_err(|e| {
+        m.file().write_all_at(&tail, m.end).map_err(|e| {
             format!(
                 "cannot keep what the run's scan puts back beside its marker {} ({e}); free some space there",
                 m.dir.path().join(&m.name).display()
             )
         })?;
+        // Its siblings in this process read it here ([`Ours`]), never from the file.
+        Ours::kept(m.id, tail[KEPT_LINE.len()..].to_vec());
         Ok(base)
     }
 
@@ -678,7 +656,6 @@ impl Pending {
         let marked = self.0.state_at > 0
             && self
                 .0
-                ._lock
                 .file()
                 .write_all_at(b"restore", self.0.state_at)
                 .is_ok();
@@ -744,7 +721,10 @@ fn write_new(
 struct Marker {
     dir: cordon_fs::safe::Dir,
     name: PathBuf,
-    _lock: ProcessLock,
+    /// `None` only inside `drop`.
+    lock: Option<ProcessLock>,
+    /// Its entry in this process's registry of its runs ([`Ours`]).
+    id: u64,
     roots: Vec<PathBuf>,
     log: PathBuf,
     started: std::time::SystemTime,
@@ -909,25 +889,36 @@ impl Marker {
                 Err((_, e)) => return Err(e),
             }
         };
+        // In this process's registry before it is locked: a sibling run that finds the
+        // marker held here finds what it says ([`Ours`]).
+        let key = rustix::fs::fstat(&file)
+            .map(|st| Ours::key(&st))
+            .map_err(|e| format!("cannot look at {}: {e}", fresh.display()))?;
+        Ours::add(n, key, roots, started);
         let lock = match ProcessLock::try_take(file) {
             Ok(Some(lock)) => lock,
             Ok(None) => {
+                Ours::remove(n);
                 let _ = dir.remove(&fresh);
                 return Err("cannot lock it: held by another process".into());
             }
             Err(e) => {
+                Ours::remove(n);
                 let _ = dir.remove(&fresh);
                 return Err(format!("cannot lock it: {e}"));
             }
         };
         if let Err(e) = dir.rename_noreplace(&fresh, &name) {
+            drop(lock);
+            Ours::remove(n);
             let _ = dir.remove(&fresh);
             return Err(e.to_string());
         }
         Ok(Marker {
             dir,
             name,
-            _lock: lock,
+            lock: Some(lock),
+            id: n,
             roots: roots.to_vec(),
             log: log.to_path_buf(),
             started,
@@ -936,9 +927,10 @@ impl Marker {
         })
     }
 
-    #[cfg(test)]
+    /// The marker's file, locked. Read and write through it; never open it again (see
+    /// `cordon_fs::lock::ProcessLock`).
     fn file(&self) -> &std::fs::File {
-        self._lock.file()
+        self.lock.as_ref().expect("taken only in drop").file()
     }
 
     /// The scan completed: the marker goes, and the directory when it is empty (what stays is
@@ -967,6 +959,121 @@ impl Marker {
             Some(&self.log),
         );
         let _ = self.dir.write(&self.name, text.as_bytes(), 0o600);
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        // The lock first, then the registry: while the lock is held here the marker is in the
+        // registry, so a sibling never takes a live run of this process for an unknown one.
+        drop(self.lock.take());
+        Ours::remove(self.id);
+    }
+}
+
+/// A run of this process going, as its marker says: `cordon mcp` runs several tool calls at
+/// once, and a run's overlap rule ([`Pending::keep`]) must read its siblings' markers as it
+/// reads another cordon's — but a marker this process holds is never opened again (closing
+/// that descriptor would release the run's lock, see `cordon_fs::lock::ProcessLock`). So what
+/// each marker says is kept here too, from before its lock is taken until after it is let go:
+/// what its marker's text says (its roots, when it began) and what it kept, once it did.
+struct Ours {
+    id: u64,
+    key: (u64, u64),
+    roots: Vec<PathBuf>,
+    started: std::time::SystemTime,
+    kept: Option<Vec<u8>>,
+}
+
+static OURS: std::sync::Mutex<Vec<Ours>> = std::sync::Mutex::new(Vec::new());
+
+impl Ours {
+    fn all() -> std::sync::MutexGuard<'static, Vec<Ours>> {
+        // Nothing panics while holding it; a poisoned registry is still right.
+        OURS.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn key(st: &rustix::fs::Stat) -> (u64, u64) {
+        // The field types differ between targets.
+        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+        (st.st_dev as u64, st.st_ino as u64)
+    }
+
+    fn add(id: u64, key: (u64, u64), roots: &[PathBuf], started: std::time::SystemTime) {
+        Ours::all().push(Ours {
+            id,
+            key,
+            roots: roots.to_vec(),
+            started,
+            kept: None,
+        });
+    }
+
+    fn kept(id: u64, kept: Vec<u8>) {
+        if let Some(o) = Ours::all().iter_mut().find(|o| o.id == id) {
+            o.kept = Some(kept);
+        }
+    }
+
+    fn remove(id: u64) {
+        Ours::all().retain(|o| o.id != id);
+    }
+
+    /// The run of this process whose marker `st` describes, as [`live_runs`] reads another's.
+    fn live(st: &rustix::fs::Stat) -> Option<Live> {
+        let key = Ours::key(st);
+        let all = Ours::all();
+        let o = all.iter().find(|o| o.key == key)?;
+        Some(Live {
+            said: Ok(Said {
+                started: o.started,
+                state: "running".into(),
+                roots: o.roots.clone(),
+                stores: Vec::new(),
+                log: None,
+                kept: o.kept.clone().unwrap_or_default(),
+            }),
+            kept: o.kept.is_some(),
+        })
+    }
+}
+
+/// What a run over `roots` puts back ([`Pending::keep`]), its "before" snapshot having read
+/// `own`, while `runs` go beside it: the overlap rule. Only the runs past their own snapshot
+/// count (those not past it have not begun their command: they wait for the start lock this
+/// run holds), and of them those whose roots meet these. None: its own snapshot. Else, path
+/// by path, what the earliest of the runs whose roots hold the path kept (the state before
+/// the first of them began), and its own snapshot's where none holds it
+/// (`cordon_ossandbox::Kept::overlapping`): runs over the same roots, over a root inside
+/// another's, or over one root in common and others apart. Nothing where it cannot tell: a
+/// run whose marker cannot be read (its roots unknown), or one over these roots that kept
+/// nothing (it began while it could not tell either).
+fn base_among(own: &[u8], roots: &[PathBuf], runs: Vec<Live>) -> Base {
+    let mut earlier: Vec<Said> = Vec::new();
+    for run in runs.into_iter().filter(|r| r.kept) {
+        let Ok(said) = run.said else {
+            return Base::Nothing;
+        };
+        if !said.roots.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
+            continue;
+        }
+        if said.kept.is_empty() {
+            return Base::Nothing;
+        }
+        earlier.push(said);
+    }
+    if earlier.is_empty() {
+        return Base::Own;
+    }
+    earlier.sort_by_key(|s| s.started);
+    let parts: Vec<(&[PathBuf], &[u8])> = earlier
+        .iter()
+        .map(|s| (s.roots.as_slice(), s.kept.as_slice()))
+        .collect();
+    match cordon_ossandbox::Kept::overlapping(own, roots, &parts) {
+        Some(kept) => Base::Earlier(kept),
+        None => Base::Nothing,
     }
 }
 
@@ -1736,6 +1843,37 @@ mod tests {
             !planted_stays,
             "the dead run's scan was skipped: its marker looked live"
         );
+    }
+
+    /// Two runs of one process (`cordon mcp`'s parallel calls): the second reads the first's
+    /// marker from the registry, never opening it — its roots, and what it kept once it did —
+    /// as it reads another cordon's (before: a run of this process counted as one whose roots
+    /// cannot be read, and the second run kept nothing). Once the first is finished it is not
+    /// a run going.
+    #[test]
+    fn a_run_of_this_process_is_read_from_the_registry() {
+        let (_d, _base, roots, log) = workspace();
+        let first = pending(&roots, &log, "s", false).unwrap().unwrap();
+        let second = pending(&roots, &log, "s", false).unwrap().unwrap();
+        let going = |p: &Pending| live_runs(&p.0.dir, Some(&p.0.name)).unwrap();
+        let [run] = going(&second).try_into().ok().expect("one run going");
+        let said = run.said.expect("its marker read from the registry");
+        assert_eq!((said.roots.as_slice(), run.kept), (roots.as_slice(), false));
+        {
+            let _start = first.starting().unwrap();
+            assert_eq!(first.keep(b"not a snapshot").unwrap(), Base::Own);
+        }
+        let [run] = going(&second).try_into().ok().expect("one run going");
+        assert!(run.kept, "its kept part seen");
+        assert_eq!(run.said.unwrap().kept, b"not a snapshot");
+        // The first run's kept part is not a snapshot's: the second cannot tell its base.
+        {
+            let _start = second.starting().unwrap();
+            assert_eq!(second.keep(b"x").unwrap(), Base::Nothing);
+        }
+        first.finish(&[]);
+        assert!(going(&second).is_empty(), "a finished run is not going");
+        second.finish(&[]);
     }
 
     /// A marker keeps a dead run's trust-store watches exactly (root, place, what existed on

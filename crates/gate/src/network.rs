@@ -13,7 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use cordon_approval::audit::{self, AuditLog, SharedLog};
+use cordon_approval::audit::{self, SharedLog};
 use cordon_approval::{AskError, AsyncAsker, Key, Pending, Request};
 use cordon_netproxy::{
     Config, ConnectionRecord, Decide, DecisionSync, Event, Proxy, ProxyHandle, Record, Verdict,
@@ -197,18 +197,18 @@ pub struct ConnectionLog {
 }
 
 impl ConnectionLog {
-    /// A writer on `gate`'s audit log, with its session: the engine's own writer where it has
-    /// one, so that a connection's decision and its open record share syncs.
+    /// The writer on `gate`'s audit log: the engine's own, the one opening of the log (opened
+    /// with the gate, beneath a writable root where it lies in one, its session and client
+    /// set), so that a connection's decision and its open record share syncs and one chain.
+    /// Every gate that runs a command has it; a gate that records nothing (`cordon check`'s)
+    /// starts no proxy, saying why — never a second opening of the log beside the first.
     pub fn open(gate: &Gate) -> Result<ConnectionLog, Error> {
-        if let Some(log) = lock(&gate.engine).audit_log() {
-            return Ok(ConnectionLog { log });
+        match lock(&gate.engine).audit_log() {
+            Some(log) => Ok(ConnectionLog { log }),
+            None => Err(Error::failure(
+                "no network proxy for a gate that records nothing (`cordon check` only decides): a connection must be recorded before it is made; run the command with `cordon exec`",
+            )),
         }
-        let log = AuditLog::open(gate.audit_log())
-            .map_err(|e| Error::failure(format!("audit log {e}")))?
-            .with_session(gate.audit_session.clone());
-        Ok(ConnectionLog {
-            log: Arc::new(SharedLog::new(log)),
-        })
     }
 }
 

@@ -679,3 +679,36 @@ fn a_connection_refused_on_a_full_disk_is_the_audit_logs_refusal_not_the_policys
     std::fs::remove_file(&filler).unwrap();
     assert!(audit::verify(&log).unwrap().is_intact());
 }
+
+/// The proxy's records have one opening of the audit log: the engine's, made with the gate.
+/// A gate that records nothing (`cordon check`'s, which only decides) starts no proxy,
+/// saying why (before: the proxy opened the log a second way, by its path — not beneath the
+/// writable root, without the gate's client — and for this gate, whose log path is empty,
+/// failed with an error that named no cause).
+#[test]
+fn a_gate_that_records_nothing_starts_no_proxy() {
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [network]\ndefault = \"deny\"\n",
+            state.path().display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(state.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    o.front_end = cordon_gate::FrontEnd::Check;
+    let gate = Arc::new(Gate::open(o).unwrap());
+    let e = match start_proxy(gate, Script::default()) {
+        Ok(_) => panic!("a proxy started for a gate that records nothing"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("records nothing"), "{e}");
+    assert!(
+        !state.path().join("audit.jsonl").exists(),
+        "the log was opened beside the gate's"
+    );
+}

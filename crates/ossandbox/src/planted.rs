@@ -2474,6 +2474,84 @@ impl Kept {
         out
     }
 
+    /// What a run over `roots` puts back while other runs go whose roots meet these
+    /// (`earlier`: each one's roots and what it put back, [`Snapshot::kept`]'s bytes, the
+    /// earliest first), its own "before" snapshot having read `own`: the overlap rule, path by
+    /// path. A path one of them watched (under its roots) is as the earliest of those kept it
+    /// — the state before the first of them began, which its own snapshot may no longer hold
+    /// (another run's plant, its removal) — and every other path, and a git directory's state
+    /// likewise, as `own` read it. So runs over the same roots take the earliest one's whole,
+    /// a run inside another's root takes that one's part of it, and runs that share one root
+    /// of several take each other's only there. A path an earlier run could not list (past
+    /// what a run keeps) is taken from the next that holds it, or from `own`. `None` when one
+    /// of them is not what [`Snapshot::kept`] writes: nothing can be told.
+    pub fn overlapping(
+        own: &[u8],
+        roots: &[PathBuf],
+        earlier: &[(&[PathBuf], &[u8])],
+    ) -> Option<Vec<u8>> {
+        let own = Kept::parse(own)?;
+        let earlier = earlier
+            .iter()
+            .map(|(r, b)| Some((*r, Kept::parse(b)?)))
+            .collect::<Option<Vec<_>>>()?;
+        // Which earlier run speaks for `path`: the first whose roots hold it and that listed
+        // what it saw there (all it saw, or this path).
+        let owner = |path: &Path| {
+            earlier.iter().position(|(r, k)| {
+                r.iter().any(|t| path.starts_with(t))
+                    && (k.unlisted == 0 || k.seen.contains_key(path))
+            })
+        };
+        let ours = |path: &Path| roots.iter().any(|r| path.starts_with(r));
+        let mut seen: BTreeMap<PathBuf, Seen> = own
+            .seen
+            .iter()
+            .filter(|(p, _)| owner(p).is_none())
+            .map(|(p, s)| (p.clone(), s.clone()))
+            .collect();
+        for (i, (_, k)) in earlier.iter().enumerate() {
+            for (p, s) in &k.seen {
+                if ours(p) && owner(p) == Some(i) {
+                    seen.insert(p.clone(), s.clone());
+                }
+            }
+        }
+        // The git directories' states the same way; not kept (too large) stays not kept.
+        let git = own.git.as_ref().map(|mine| {
+            let mut git: BTreeMap<PathBuf, git_state::GitState> = mine
+                .iter()
+                .filter(|(d, _)| owner(d).is_none())
+                .map(|(d, g)| (d.clone(), g.clone()))
+                .collect();
+            for (i, (_, k)) in earlier.iter().enumerate() {
+                for (d, g) in k.git.iter().flatten() {
+                    if ours(d) && owner(d) == Some(i) {
+                        git.insert(d.clone(), g.clone());
+                    }
+                }
+            }
+            git
+        });
+        let merged = Snapshot {
+            seen,
+            git: git.clone().unwrap_or_default(),
+            ..Snapshot::default()
+        };
+        let mut bytes = merged.kept();
+        if git.is_none() {
+            // Only the head and the paths: what a snapshot whose git states were too large
+            // to keep writes.
+            let body = u32::from_le_bytes(
+                bytes[KEEP_HEAD.len()..KEEP_HEAD.len() + 4]
+                    .try_into()
+                    .ok()?,
+            ) as usize;
+            bytes.truncate(KEEP_HEAD.len() + 12 + body);
+        }
+        Some(bytes)
+    }
+
     fn parse(bytes: &[u8]) -> Option<Kept> {
         let mut head = Bytes(bytes.strip_prefix(KEEP_HEAD)?);
         let (len, left_out, unlisted) = (head.word()?, head.word()? as u32, head.word()? as u32);
@@ -5335,5 +5413,74 @@ mod tests {
         assert!(kept.earlier(&root.join("d000/.envrc")).is_some());
         let last = root.join(format!("d{:03}/.envrc", n - 1));
         assert!(kept.earlier(&last).is_none() && kept.content_left_out(&last));
+    }
+
+    /// The overlap rule path by path (`Kept::overlapping`): a run over `ws` that began while a
+    /// run over `ws/sub` went (and had already removed `sub/.envrc` and rewritten
+    /// `sub/.claude/settings.json`) puts back, in `sub`, what that run kept — the operator's
+    /// `.envrc` and settings — and elsewhere what its own snapshot read; a plant of the run
+    /// over `sub` is in neither. The other way round, a run over `sub` takes only `sub` of
+    /// the outer run's. Runs over roots apart leave its own snapshot whole.
+    #[test]
+    fn overlapping_runs_keep_the_earliest_state_path_by_path() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        let sub = ws.join("sub");
+        std::fs::create_dir_all(sub.join(".claude")).unwrap();
+        std::fs::write(sub.join(".envrc"), "mine\n").unwrap();
+        std::fs::write(sub.join(".claude/settings.json"), "{}\n").unwrap();
+        std::fs::write(ws.join(".envrc"), "top\n").unwrap();
+        let inner_kept = Snapshot::take(std::slice::from_ref(&sub)).kept();
+        let outer_kept = Snapshot::take(std::slice::from_ref(&ws)).kept();
+        // The inner run's command: a removal, a rewrite, a plant.
+        std::fs::remove_file(sub.join(".envrc")).unwrap();
+        std::fs::write(sub.join(".claude/settings.json"), "evil\n").unwrap();
+        std::fs::write(sub.join(".gitmodules"), "evil\n").unwrap();
+        let outer_roots = std::slice::from_ref(&ws);
+        let own = Snapshot::take(outer_roots).kept();
+        let merged = Kept::overlapping(
+            &own,
+            outer_roots,
+            &[(std::slice::from_ref(&sub), &inner_kept)],
+        )
+        .expect("both read");
+        let merged = Kept::read(&merged);
+        let content = |k: &Kept, p: &Path| k.earlier(p).map(|e| e.content);
+        assert_eq!(
+            content(&merged, &sub.join(".envrc")),
+            Some(b"mine\n".to_vec())
+        );
+        assert_eq!(
+            content(&merged, &sub.join(".claude/settings.json")),
+            Some(b"{}\n".to_vec())
+        );
+        assert!(
+            !merged.seen.contains_key(&sub.join(".gitmodules")),
+            "the plant"
+        );
+        assert_eq!(
+            content(&merged, &ws.join(".envrc")),
+            Some(b"top\n".to_vec())
+        );
+        // The inner run beginning while the outer one goes: only `sub` of the outer's.
+        let inner_own = Snapshot::take(std::slice::from_ref(&sub)).kept();
+        let merged = Kept::read(
+            &Kept::overlapping(
+                &inner_own,
+                std::slice::from_ref(&sub),
+                &[(outer_roots, &outer_kept)],
+            )
+            .unwrap(),
+        );
+        assert!(
+            !merged.seen.contains_key(&ws.join(".envrc")),
+            "outside its root"
+        );
+        assert_eq!(
+            content(&merged, &sub.join(".envrc")),
+            Some(b"mine\n".to_vec())
+        );
+        // An unreadable part: nothing can be told.
+        assert!(Kept::overlapping(&own, outer_roots, &[(outer_roots, b"junk")]).is_none());
     }
 }
