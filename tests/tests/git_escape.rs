@@ -1170,6 +1170,26 @@ const HIDDEN: &[Hidden] = &[
         operator_dir: ".",
         operator: "git checkout -q glb && git submodule update -q",
     },
+    Hidden {
+        name: "nest/in",
+        // A submodule `nest` (its git directory `nest/.git`) that holds a submodule of its
+        // own, `nest/in` (`nest/in/.git`): the superproject's gitlink moved to a commit of
+        // `nest` whose gitlink `in` moved to a commit with the file (each kept reachable by a
+        // child that drops the change again); `git submodule update --recursive` writes it.
+        setup: "git init -q nest && echo a > nest/a && git -C nest add a && git -C nest commit -q -m a \
+                && git init -q nest/in && echo a > nest/in/a && git -C nest/in add a \
+                && git -C nest/in commit -q -m a && git -C nest submodule add -q ./in in \
+                && git -C nest commit -q -m in && git submodule add -q ./nest nest \
+                && git commit -q -m nest",
+        run: "k() { git -c user.name=run -c user.email=run@example.org commit-tree HEAD^{tree} -p $1 -m keep; } \
+              && cd nest/in && c=$(top) && git update-ref refs/heads/keep $(k $c) \
+              && cd .. && r=$(git ls-tree HEAD | awk -v c=$c -F '\\t' '$2 == \"in\" { print \"160000 commit \" c \"\\tin\"; next } { print }' | git mktree) \
+              && n=$(git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m n) \
+              && git update-ref refs/heads/keep $(k $n) \
+              && cd .. && git update-index --cacheinfo 160000,$n,nest",
+        operator_dir: ".",
+        operator: "git submodule update -q --recursive",
+    },
 ];
 
 /// The plants of [`HIDDEN`] that write into `.git/worktrees` or `.git/modules`, read-only under
@@ -1362,6 +1382,67 @@ fn unkept_git_state_killed(who: Who, sandbox: Sandbox) {
         "{}",
         describe(&out)
     );
+}
+
+/// The comparison of new commits is bounded in objects read and in time, and both ends are the
+/// same "could not check", which says how many of how many it compared: a run that names 30
+/// new commits (each a branch whose commit adds a `.envrc`), scanned with the bounds lowered
+/// (`CORDON_GIT_SCAN_OBJECTS`, `CORDON_GIT_SCAN_MS`: a real run reaches them with 100,000
+/// commits), is reported as not checked, never passed.
+fn git_scan_bounds(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let script = format!("{MK}; for i in $(seq 1 30); do git branch b$i $(mk b$i) || exit 1; done");
+    for (var, value, bounds) in [
+        (
+            "CORDON_GIT_SCAN_OBJECTS",
+            "10",
+            "(10 objects read per git directory, 5000 ms for the scan)",
+        ),
+        (
+            "CORDON_GIT_SCAN_MS",
+            "0",
+            "(1000000 objects read per git directory, 0 ms for the scan)",
+        ),
+    ] {
+        let out = fx.operator_sh("git for-each-ref --format='%(refname)' refs/heads/b* | xargs -r -n1 git update-ref -d && rm -rf .git/logs/refs/heads/b*");
+        assert!(out.status.success(), "{}", describe(&out));
+        let out = fx.exec_cmd(&script).env(var, value).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("the run made refs and reflogs name 30 new commits"))
+            .unwrap_or_else(|| panic!("{var}: no bound reached\n{}", describe(&out)));
+        assert!(
+            line.contains(&format!(
+                "{} (changed, git-state)",
+                fx.ws.join(".git").display()
+            )) && line.contains("could not check")
+                && line.contains(&format!("within its bounds {bounds}")),
+            "{var}: {line}"
+        );
+        // Fewer than all were compared: the rest is what the line is about.
+        assert!(!line.contains("compared 30 of them"), "{var}: {line}");
+    }
+}
+
+mod git_scan_bounds {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        git_scan_bounds(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        git_scan_bounds(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        git_scan_bounds(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        git_scan_bounds(Who::Root, Sandbox::LandlockWritable);
+    }
 }
 
 mod unkept_git_state_killed {
