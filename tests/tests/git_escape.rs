@@ -1623,3 +1623,70 @@ mod git_dir_root {
         git_dir_root(Who::User, Sandbox::LandlockProtect);
     }
 }
+
+/// A root that lies inside a git directory's configuration surface under `sandbox.git =
+/// "protect"` (`proj/.git/hooks`, `proj/.git/info`, a bare repository's `hooks`): the
+/// kernel keeps it read-only whole (bwrap's mounts, the Landlock init's), as that surface is
+/// in a root that holds the `.git`; before, only the file tools refused and the scan undid the
+/// command's write of a hook. Under `sandbox.git` writable the same write takes (the test can
+/// fail).
+fn root_inside_git_dir(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("git clone -q --bare . bare.git");
+    assert!(out.status.success(), "{}", describe(&out));
+    let policy = fx.root.join("policies/cordon.toml");
+    let text = fs::read_to_string(&policy).unwrap();
+    for (root, file) in [
+        (".git/hooks", "post-checkout"),
+        (".git/info", "attributes"),
+        ("bare.git/hooks", "pre-receive"),
+    ] {
+        fs::write(
+            &policy,
+            text.replace("root = \"../ws\"", &format!("root = \"../ws/{root}\"")),
+        )
+        .unwrap();
+        let dir = fx.ws.join(root);
+        let out = fx
+            .exec_cmd_in(
+                &dir,
+                &format!("echo ran; ( printf '#x\\n' >> {file} ) 2>/dev/null && echo WROTE; true"),
+            )
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("ran"), "{root}: {}", describe(&out));
+        let wrote = stdout.contains("WROTE");
+        assert_eq!(
+            wrote,
+            sandbox == Sandbox::LandlockWritable,
+            "{root}: {}",
+            describe(&out)
+        );
+        let _ = fs::remove_file(dir.join(file));
+    }
+}
+
+mod root_inside_git_dir {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        root_inside_git_dir(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        root_inside_git_dir(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        root_inside_git_dir(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        root_inside_git_dir(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        root_inside_git_dir(Who::User, Sandbox::LandlockWritable);
+    }
+}
