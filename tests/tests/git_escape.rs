@@ -1690,3 +1690,54 @@ mod root_inside_git_dir {
         root_inside_git_dir(Who::User, Sandbox::LandlockWritable);
     }
 }
+
+/// A submodule the operator added from a local path under `sandbox.git = "protect"`: git's
+/// local clone hard-links the objects into `.git/modules/sub/objects`, which is protected
+/// whole (for the submodule's config and hooks). Every run in such a repository was refused
+/// (125: "has 2 names (a hard link)"); now a git directory's objects are not walked for hard
+/// links (git's content-addressed data, writable in the root's own `.git/objects` under
+/// `protect` too), and the submodule's config stays read-only.
+fn submodule_added_locally(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(
+        "git init -q up && echo a > up/a && git -C up add a && git -C up commit -q -m a \
+         && git -c protocol.file.allow=always submodule add -q \"$PWD/up\" sub && git commit -q -m sub \
+         && find .git/modules/sub/objects -type f -links +1 | grep -q .",
+    );
+    assert!(
+        out.status.success(),
+        "the local clone made no hard links: {}",
+        describe(&out)
+    );
+    let out = fx.exec(
+        "git -C sub log --oneline | grep -q ' a$' && echo GIT-OK; \
+         ( echo '[core]' >> .git/modules/sub/config ) 2>/dev/null && echo WROTE; true",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("GIT-OK"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stdout.contains("WROTE"), "{}", describe(&out));
+}
+
+mod submodule_added_locally {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        submodule_added_locally(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        submodule_added_locally(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        submodule_added_locally(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        submodule_added_locally(Who::User, Sandbox::LandlockProtect);
+    }
+}
