@@ -1170,6 +1170,26 @@ const HIDDEN: &[Hidden] = &[
         operator_dir: ".",
         operator: "git checkout -q glb && git submodule update -q",
     },
+    Hidden {
+        name: "nest/in",
+        // A submodule `nest` (its git directory `nest/.git`) that holds a submodule of its
+        // own, `nest/in` (`nest/in/.git`): the superproject's gitlink moved to a commit of
+        // `nest` whose gitlink `in` moved to a commit with the file (each kept reachable by a
+        // child that drops the change again); `git submodule update --recursive` writes it.
+        setup: "git init -q nest && echo a > nest/a && git -C nest add a && git -C nest commit -q -m a \
+                && git init -q nest/in && echo a > nest/in/a && git -C nest/in add a \
+                && git -C nest/in commit -q -m a && git -C nest submodule add -q ./in in \
+                && git -C nest commit -q -m in && git submodule add -q ./nest nest \
+                && git commit -q -m nest",
+        run: "k() { git -c user.name=run -c user.email=run@example.org commit-tree HEAD^{tree} -p $1 -m keep; } \
+              && cd nest/in && c=$(top) && git update-ref refs/heads/keep $(k $c) \
+              && cd .. && r=$(git ls-tree HEAD | awk -v c=$c -F '\\t' '$2 == \"in\" { print \"160000 commit \" c \"\\tin\"; next } { print }' | git mktree) \
+              && n=$(git -c user.name=run -c user.email=run@example.org commit-tree $r -p HEAD -m n) \
+              && git update-ref refs/heads/keep $(k $n) \
+              && cd .. && git update-index --cacheinfo 160000,$n,nest",
+        operator_dir: ".",
+        operator: "git submodule update -q --recursive",
+    },
 ];
 
 /// The plants of [`HIDDEN`] that write into `.git/worktrees` or `.git/modules`, read-only under
@@ -1364,6 +1384,67 @@ fn unkept_git_state_killed(who: Who, sandbox: Sandbox) {
     );
 }
 
+/// The comparison of new commits is bounded in objects read and in time, and both ends are the
+/// same "could not check", which says how many of how many it compared: a run that names 30
+/// new commits (each a branch whose commit adds a `.envrc`), scanned with the bounds lowered
+/// (`CORDON_GIT_SCAN_OBJECTS`, `CORDON_GIT_SCAN_MS`: a real run reaches them with 100,000
+/// commits), is reported as not checked, never passed.
+fn git_scan_bounds(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let script = format!("{MK}; for i in $(seq 1 30); do git branch b$i $(mk b$i) || exit 1; done");
+    for (var, value, bounds) in [
+        (
+            "CORDON_GIT_SCAN_OBJECTS",
+            "10",
+            "(10 objects read per git directory, 5000 ms for the scan)",
+        ),
+        (
+            "CORDON_GIT_SCAN_MS",
+            "0",
+            "(1000000 objects read per git directory, 0 ms for the scan)",
+        ),
+    ] {
+        let out = fx.operator_sh("git for-each-ref --format='%(refname)' refs/heads/b* | xargs -r -n1 git update-ref -d && rm -rf .git/logs/refs/heads/b*");
+        assert!(out.status.success(), "{}", describe(&out));
+        let out = fx.exec_cmd(&script).env(var, value).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("the run made refs and reflogs name 30 new commits"))
+            .unwrap_or_else(|| panic!("{var}: no bound reached\n{}", describe(&out)));
+        assert!(
+            line.contains(&format!(
+                "{} (changed, git-state)",
+                fx.ws.join(".git").display()
+            )) && line.contains("could not check")
+                && line.contains(&format!("within its bounds {bounds}")),
+            "{var}: {line}"
+        );
+        // Fewer than all were compared: the rest is what the line is about.
+        assert!(!line.contains("compared 30 of them"), "{var}: {line}");
+    }
+}
+
+mod git_scan_bounds {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        git_scan_bounds(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        git_scan_bounds(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        git_scan_bounds(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        git_scan_bounds(Who::Root, Sandbox::LandlockWritable);
+    }
+}
+
 mod unkept_git_state_killed {
     use super::*;
     #[test]
@@ -1540,5 +1621,123 @@ mod git_dir_root {
     #[test]
     fn landlock_protect_as_user() {
         git_dir_root(Who::User, Sandbox::LandlockProtect);
+    }
+}
+
+/// A root that lies inside a git directory's configuration surface under `sandbox.git =
+/// "protect"` (`proj/.git/hooks`, `proj/.git/info`, a bare repository's `hooks`): the
+/// kernel keeps it read-only whole (bwrap's mounts, the Landlock init's), as that surface is
+/// in a root that holds the `.git`; before, only the file tools refused and the scan undid the
+/// command's write of a hook. Under `sandbox.git` writable the same write takes (the test can
+/// fail).
+fn root_inside_git_dir(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("git clone -q --bare . bare.git");
+    assert!(out.status.success(), "{}", describe(&out));
+    let policy = fx.root.join("policies/cordon.toml");
+    let text = fs::read_to_string(&policy).unwrap();
+    for (root, file) in [
+        (".git/hooks", "post-checkout"),
+        (".git/info", "attributes"),
+        ("bare.git/hooks", "pre-receive"),
+    ] {
+        fs::write(
+            &policy,
+            text.replace("root = \"../ws\"", &format!("root = \"../ws/{root}\"")),
+        )
+        .unwrap();
+        let dir = fx.ws.join(root);
+        let out = fx
+            .exec_cmd_in(
+                &dir,
+                &format!("echo ran; ( printf '#x\\n' >> {file} ) 2>/dev/null && echo WROTE; true"),
+            )
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("ran"), "{root}: {}", describe(&out));
+        let wrote = stdout.contains("WROTE");
+        assert_eq!(
+            wrote,
+            sandbox == Sandbox::LandlockWritable,
+            "{root}: {}",
+            describe(&out)
+        );
+        let _ = fs::remove_file(dir.join(file));
+    }
+}
+
+mod root_inside_git_dir {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        root_inside_git_dir(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        root_inside_git_dir(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        root_inside_git_dir(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        root_inside_git_dir(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        root_inside_git_dir(Who::User, Sandbox::LandlockWritable);
+    }
+}
+
+/// A submodule the operator added from a local path under `sandbox.git = "protect"`: git's
+/// local clone hard-links the objects into `.git/modules/sub/objects`, which is protected
+/// whole (for the submodule's config and hooks). Every run in such a repository was refused
+/// (125: "has 2 names (a hard link)"); now a git directory's objects are not walked for hard
+/// links (git's content-addressed data, writable in the root's own `.git/objects` under
+/// `protect` too), and the submodule's config stays read-only.
+fn submodule_added_locally(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(
+        "git init -q up && echo a > up/a && git -C up add a && git -C up commit -q -m a \
+         && git -c protocol.file.allow=always submodule add -q \"$PWD/up\" sub && git commit -q -m sub \
+         && find .git/modules/sub/objects -type f -links +1 | grep -q .",
+    );
+    assert!(
+        out.status.success(),
+        "the local clone made no hard links: {}",
+        describe(&out)
+    );
+    let out = fx.exec(
+        "git -C sub log --oneline | grep -q ' a$' && echo GIT-OK; \
+         ( echo '[core]' >> .git/modules/sub/config ) 2>/dev/null && echo WROTE; true",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("GIT-OK"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stdout.contains("WROTE"), "{}", describe(&out));
+}
+
+mod submodule_added_locally {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        submodule_added_locally(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        submodule_added_locally(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        submodule_added_locally(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        submodule_added_locally(Who::User, Sandbox::LandlockProtect);
     }
 }

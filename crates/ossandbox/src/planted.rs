@@ -1942,13 +1942,16 @@ impl Snapshot {
         found: &[Finding],
     ) -> Vec<Finding> {
         let mut out = Vec::new();
+        // One deadline for every repository's comparison: a run that makes many cannot
+        // multiply the time the operator waits.
+        let bounds = git_state::Bounds::now();
         for (git_dir, now) in &self.git {
             let Some(was) = before.get(git_dir) else {
                 continue;
             };
             // Where the operator's git writes, as it was before the run.
             let worktree = was.worktree();
-            let (in_git, unchecked) = now.changes_since(git_dir, was);
+            let (in_git, unchecked) = now.changes_since(git_dir, was, bounds);
             for (rel, places) in in_git {
                 let full = worktree.join(std::ffi::OsStr::from_bytes(&rel));
                 let planted = found.iter().any(|f| full.starts_with(&f.path));

@@ -221,9 +221,29 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
     // The root is a git directory itself (a bare repository, or `proj/.git` given as the
     // root; told as the scan and the file tools tell it, `surface::within_root`): its own
     // configuration surface, as a `.git` directory's. It has no `.git` of its own to cover.
-    let root_is_git_dir = cordon_policy::surface::within_root(root, None)
+    use cordon_policy::surface::{Kind, WithinKind};
+    let within = cordon_policy::surface::within_root(root, None);
+    let root_is_git_dir = within.iter().any(|w| w.what == WithinKind::GitDir);
+    // The root lies inside a git directory's configuration surface (`proj/.git/hooks`,
+    // `proj/.git/info`, `.git/modules`): the surface entry is the whole root, kept read-only
+    // as it is in a root that holds the `.git` (a `rw` root there is read-only under
+    // `protect`, said by this origin; `sandbox.git = "writable"` lets the command write it,
+    // the scan watching it). Without it the kernel let the command write the hooks the
+    // file tools refuse.
+    let inside: Vec<Protected> = within
         .iter()
-        .any(|w| w.what == cordon_policy::surface::WithinKind::GitDir);
+        .filter(|w| w.kind == Kind::Git && w.what == WithinKind::Dir)
+        .map(|w| Protected {
+            path: w.path.clone(),
+            origin: origin(&format!(
+                "the root lies in a git directory's configuration: {}",
+                w.why
+            )),
+        })
+        .collect();
+    if !root_is_git_dir && !inside.is_empty() {
+        return inside;
+    }
     if root_is_git_dir {
         let mut out: Vec<Protected> = GIT_CONFIG_SURFACE
             .iter()

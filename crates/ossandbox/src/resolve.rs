@@ -340,6 +340,17 @@ fn inspect(
                     // A writable root nested in a protected directory stays writable: its
                     // files are the run's anyway.
                     FileType::Directory if writable.contains(&at) => {}
+                    // A git directory's objects (a submodule's in `.git/modules`, protected
+                    // whole for its config and hooks): git's data, content-addressed, which the
+                    // command may write in the root's own `.git/objects` under `protect` too. A
+                    // local clone (`git submodule add ../lib`) hard-links them; refusing those
+                    // links refused every such repository, and walking them spent the budget.
+                    // The read-only mount still covers them under this name.
+                    FileType::Directory
+                        if name == "objects"
+                            && cordon_policy::surface::is_git_dir_by(|n| {
+                                rustix::fs::statat(fd, n, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+                            }) => {}
                     FileType::Directory => {
                         let child = rustix::fs::openat(
                             fd,

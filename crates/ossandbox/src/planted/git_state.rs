@@ -32,6 +32,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Objects larger than this (inflated) are not read: a tree or commit never is.
 const MAX_OBJECT: u64 = 64 * 1024 * 1024;
@@ -47,6 +48,52 @@ const MAX_PACK_INDEX: u64 = 1 << 30;
 /// cost budget of the whole comparison of one git directory. Each tree is read once (a long
 /// rebase's commits share all but a few trees with each other and the base).
 const MAX_OBJECTS: usize = 1_000_000;
+/// Time the comparison of every git directory of one scan may take, at most (a run that names
+/// 100,000 commits, each with trees of its own, must not make the operator wait on its scan):
+/// past it, what is left is "not checked", the way the object budget's rest is.
+const MAX_COMPARE: Duration = Duration::from_secs(5);
+
+/// The bounds of one scan's comparisons: [`MAX_OBJECTS`] per git directory and [`MAX_COMPARE`]
+/// for all of them. `CORDON_GIT_SCAN_OBJECTS` and `CORDON_GIT_SCAN_MS` lower them (tests make
+/// them reachable with a small repository); they never raise them, so all a value set there
+/// can do is make more of git's state "not checked".
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bounds {
+    objects: usize,
+    time: Duration,
+    until: Instant,
+}
+
+impl Bounds {
+    /// The bounds of a scan that begins now.
+    pub(super) fn now() -> Bounds {
+        let lowered = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        let objects =
+            lowered("CORDON_GIT_SCAN_OBJECTS").map_or(MAX_OBJECTS, |n| MAX_OBJECTS.min(n as usize));
+        let time = lowered("CORDON_GIT_SCAN_MS")
+            .map_or(MAX_COMPARE, |ms| MAX_COMPARE.min(Duration::from_millis(ms)));
+        Bounds {
+            objects,
+            time,
+            until: Instant::now() + time,
+        }
+    }
+
+    /// What they are, for a message.
+    fn say(&self) -> String {
+        format!(
+            "{} objects read per git directory, {} ms for the scan",
+            self.objects,
+            self.time.as_millis()
+        )
+    }
+}
+/// Submodules nested deeper than this are not followed (git sets no limit; a path does).
+const MAX_SUBMODULE_DEPTH: usize = 16;
 /// Delta chains longer than this are not followed (git's own default depth is 50; each link
 /// is a frame of a recursion on the scanning thread's stack).
 const MAX_DELTA_DEPTH: usize = 1_000;
@@ -65,6 +112,10 @@ type Tree = Arc<Vec<(Vec<u8>, Entry)>>;
 
 /// A gitlink found moved: its path, the commit it names now, and before (none: added).
 type MovedLink = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
+/// What a moved gitlink checks out: the surface paths found (the nested submodules' too),
+/// and the nested gitlinks that could not be checked, with why.
+type LinkChanges = (Vec<(Vec<u8>, Entry)>, Vec<String>);
 
 /// Surface paths found in git's state, each with where (the index, a ref, a reflog) and the
 /// entry there.
@@ -347,7 +398,13 @@ impl GitState {
     /// index (a sparse index's directory entries included), or into a commit a ref, a
     /// pseudo-ref or a reflog entry names that it created or moved; each with where it is.
     /// And what could not be checked, with why.
-    pub(super) fn changes_since(&self, git_dir: &Path, before: &GitState) -> (Found, Vec<String>) {
+    /// Within `bounds`: past them, what is left is not checked, said once.
+    pub(super) fn changes_since(
+        &self,
+        git_dir: &Path,
+        before: &GitState,
+        bounds: Bounds,
+    ) -> (Found, Vec<String>) {
         let mut found: Found = BTreeMap::new();
         let mut unchecked = Vec::new();
         if self.index_id == before.index_id && self.refs == before.refs && self.logs == before.logs
@@ -359,7 +416,7 @@ impl GitState {
         let was = before.relevant_entries().unwrap_or_default();
         let known = |path: &[u8], e: &Entry| was.get(path) == Some(e);
         let common = common_dir(git_dir);
-        let mut odb = Odb::new(common.join("objects"), self.hash);
+        let mut odb = Odb::new(common.join("objects"), self.hash, bounds);
         let add = |found: &mut Found, place: &str, paths: Vec<(Vec<u8>, Entry)>| {
             for (path, e) in paths {
                 if !known(&path, &e) {
@@ -371,13 +428,19 @@ impl GitState {
         // name): what `git submodule update` then checks out in each submodule.
         let gitlinks =
             |odb: &mut Odb, found: &mut Found, unchecked: &mut Vec<String>, places: &[String]| {
-                for (path, new, old) in std::mem::take(&mut odb.links) {
-                    let p = String::from_utf8_lossy(&path).into_owned();
-                    match self.gitlink_changed(git_dir, &common, &path, &new, old.as_deref()) {
-                        Ok(paths) => {
+                for link in std::mem::take(&mut odb.links) {
+                    let p = String::from_utf8_lossy(&link.0).into_owned();
+                    match self.gitlink_changed(git_dir, &common, &link, bounds) {
+                        Ok((paths, nested)) => {
                             for place in places {
                                 let at = format!("the gitlink {p} in {place}");
                                 add(found, &at, paths.clone());
+                            }
+                            for why in nested {
+                                unchecked.push(format!(
+                                    "the gitlink {p} in {}: {why}",
+                                    places.join(", ")
+                                ));
                             }
                         }
                         Err(why) => unchecked
@@ -525,13 +588,14 @@ impl GitState {
                 }
             }
         }
-        // Every commit is compared, within the object budget ([`MAX_OBJECTS`]); past it the
+        // Every commit is compared, within the bounds (objects read, time); past either the
         // rest are "not checked", said once with how many were compared.
         let total = groups.len();
         for (done, (tip, places)) in groups.into_iter().enumerate() {
             if odb.spent() {
                 unchecked.push(format!(
-                    "the run made refs and reflogs name {total} new commits; cordon compared {done} of them within its budget of {MAX_OBJECTS} objects read"
+                    "the run made refs and reflogs name {total} new commits; cordon compared {done} of them within its bounds ({})",
+                    bounds.say()
                 ));
                 break;
             }
@@ -555,47 +619,95 @@ impl GitState {
 }
 
 impl GitState {
-    /// What `git submodule update` writes for the gitlink at `path` moved to commit `new` from
-    /// `old` (none: added): the surface paths (below `path`) whose entry in `new`'s tree is not
-    /// the one in `old`'s, read from the submodule's own objects, in its git directory
-    /// (`modules/PATH` of this git directory or the common one, or a `.git` directory in
-    /// the worktree). A commit in none of them cannot be checked: git would fetch it, from a
-    /// repository the run may have written.
+    /// What `git submodule update --recursive` writes for the gitlink `link` (its path, the
+    /// commit it names now, before: none when added): the surface paths (below its path)
+    /// whose entry in the new commit's tree is not the one in the old one's, read from the
+    /// submodule's own objects, and so on down the submodules it holds whose gitlinks moved.
+    /// And the nested gitlinks that could not be checked, with why. The gitlink's own commit
+    /// not found is its error.
     fn gitlink_changed(
         &self,
         git_dir: &Path,
         common: &Path,
-        path: &[u8],
-        new: &[u8],
-        old: Option<&[u8]>,
-    ) -> Result<Vec<(Vec<u8>, Entry)>, String> {
-        let rel = OsStr::from_bytes(path);
+        link: &MovedLink,
+        bounds: Bounds,
+    ) -> Result<LinkChanges, String> {
+        self.gitlink_in(git_dir, common, link, &link.0, bounds, 0)
+    }
+
+    /// [`GitState::gitlink_changed`] of `link` at `depth` (0: a gitlink of the scanned
+    /// repository), `at` its path in the repository of `git_dir` (the full path less the
+    /// submodules above it). The submodule's git directory is git's: `modules/AT` of the
+    /// repository's git directory (git's `modules/NAME`, NAME the path unless `.gitmodules`
+    /// says otherwise; a nested one is `modules/SUB/modules/AT`), of its common one, or a
+    /// `.git` directory in the worktree. A commit in none of them cannot be checked: git would
+    /// fetch it, from a repository the run may have written.
+    fn gitlink_in(
+        &self,
+        git_dir: &Path,
+        common: &Path,
+        link: &MovedLink,
+        at: &[u8],
+        bounds: Bounds,
+        depth: usize,
+    ) -> Result<LinkChanges, String> {
+        let (path, new, old) = link;
+        let plain = |p: &[u8]| {
+            Path::new(OsStr::from_bytes(p))
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
         // A path git checks out is plain names; an index the run wrote byte by byte may hold
         // `../..` or `/`, which must not send the scan reading another repository.
-        if !Path::new(rel)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
-        {
+        if !plain(path) || !plain(at) {
             return Err(format!(
                 "its path {} is no path git checks out",
                 String::from_utf8_lossy(path)
             ));
         }
-        let mut dirs = vec![git_dir.join("modules").join(rel)];
-        if common != git_dir {
-            dirs.push(common.join("modules").join(rel));
+        if depth >= MAX_SUBMODULE_DEPTH {
+            return Err(format!(
+                "it is nested {depth} submodules deep; cordon follows {MAX_SUBMODULE_DEPTH}"
+            ));
         }
-        let dot = self.worktree.join(rel).join(".git");
+        let at_os = OsStr::from_bytes(at);
+        let mut dirs = vec![git_dir.join("modules").join(at_os)];
+        if common != git_dir {
+            dirs.push(common.join("modules").join(at_os));
+        }
+        let dot = self.worktree.join(OsStr::from_bytes(path)).join(".git");
         if std::fs::symlink_metadata(&dot).is_ok_and(|m| m.is_dir()) {
             dirs.push(dot);
         }
         for dir in dirs {
-            let mut sub = Odb::new(dir.join("objects"), self.hash);
+            let mut sub = Odb::new(dir.join("objects"), self.hash, bounds);
             let Ok(Some((tree, _))) = sub.peel(new) else {
                 continue;
             };
-            let old = old.and_then(|o| sub.peel(o).ok().flatten()).map(|t| t.0);
-            return sub.changed(&tree, old.as_deref(), path);
+            let old = old
+                .as_deref()
+                .and_then(|o| sub.peel(o).ok().flatten())
+                .map(|t| t.0);
+            let mut found = sub.changed(&tree, old.as_deref(), path)?;
+            // The submodules this commit moved, each in its own git directory below this one.
+            let mut unchecked = Vec::new();
+            let sub_common = common_dir(&dir);
+            for nested in std::mem::take(&mut sub.links) {
+                let mut prefix = path.to_vec();
+                prefix.push(b'/');
+                let Some(nested_at) = nested.0.strip_prefix(prefix.as_slice()) else {
+                    continue; // `changed` prefixes every path with `path/`
+                };
+                let p = String::from_utf8_lossy(&nested.0).into_owned();
+                match self.gitlink_in(&dir, &sub_common, &nested, nested_at, bounds, depth + 1) {
+                    Ok((more, deeper)) => {
+                        found.extend(more);
+                        unchecked.extend(deeper);
+                    }
+                    Err(why) => unchecked.push(format!("its gitlink {p}: {why}")),
+                }
+            }
+            return Ok((found, unchecked));
         }
         Err(format!(
             "it names commit {}, in no submodule git directory cordon read (`git submodule update` would fetch it)",
@@ -1176,6 +1288,7 @@ struct Odb {
     hash: usize,
     packs: Option<Vec<Pack>>,
     read: usize,
+    bounds: Bounds,
     /// Each tree read, by id: read once, however many commits share it.
     trees: HashMap<Vec<u8>, Tree>,
     /// Packed objects that were a delta's base, by pack and offset, and their bytes in all
@@ -1189,12 +1302,13 @@ struct Odb {
 }
 
 impl Odb {
-    fn new(dir: PathBuf, hash: usize) -> Odb {
+    fn new(dir: PathBuf, hash: usize, bounds: Bounds) -> Odb {
         Odb {
             dir,
             hash,
             packs: None,
             read: 0,
+            bounds,
             trees: HashMap::new(),
             bases: HashMap::new(),
             base_bytes: 0,
@@ -1268,9 +1382,10 @@ impl Odb {
         Ok(all)
     }
 
-    /// Whether the object budget is spent: what is compared next fails.
+    /// Whether the bounds are spent (the objects this comparison may read, or the scan's
+    /// time): what is compared next fails.
     fn spent(&self) -> bool {
-        self.read >= MAX_OBJECTS
+        self.read >= self.bounds.objects || Instant::now() >= self.bounds.until
     }
 
     /// A tree's entries: name, mode, id (read once per id).
@@ -1348,8 +1463,11 @@ impl Odb {
 
     /// An object's type (1 commit, 2 tree, 3 blob, 4 tag) and content.
     fn object(&mut self, id: &[u8], depth: usize) -> Result<(u8, Vec<u8>), String> {
+        if self.spent() {
+            return Err(format!("past cordon's bounds ({})", self.bounds.say()));
+        }
         self.read += 1;
-        if self.read > MAX_OBJECTS || depth > MAX_DELTA_DEPTH {
+        if depth > MAX_DELTA_DEPTH {
             return Err("too many objects to read".into());
         }
         let hex = hex::encode(id);
@@ -1695,7 +1813,8 @@ mod tests {
                 .join("objects")
         )
         .is_ok());
-        let res = state.gitlink_changed(&git_dir, &git_dir, climbs, &id, None);
+        let link = (climbs.to_vec(), id, None);
+        let res = state.gitlink_changed(&git_dir, &git_dir, &link, Bounds::now());
         assert!(
             res.as_ref()
                 .is_err_and(|e| e.contains("no path git checks out")),
