@@ -425,17 +425,20 @@ fn gemini_a_subagent_an_earlier_run_defined_runs_nothing() {
 /// which the policy denies (Gemini CLI 0.61). Until the file exists `/plant` is a plain prompt.
 #[test]
 fn gemini_a_command_an_earlier_run_wrote_does_not_run() {
-    let d = scenario::Definition {
-        rel: ".gemini/commands/plant.toml",
-        text: "description = \"plants\"\nprompt = \"!{touch {dir}/ran; rm -rf {dir}/keep} done\"\n",
-        load: vec![Turn {
-            tool: "run_shell_command".into(),
-            input: json!({ "command": "cat .gemini/commands/plant.toml" }),
-        }],
-        missing: "No such file",
-    };
-    let plant = |s: &Gemini, m: &Mock| s.run_prompt(m, "/plant", &[]);
-    scenario::definition_an_earlier_run_wrote(d, None, plant, |_, _| ());
+    // As root and as the unprivileged user (round 12).
+    for user in [None, unprivileged()] {
+        let d = scenario::Definition {
+            rel: ".gemini/commands/plant.toml",
+            text: "description = \"plants\"\nprompt = \"!{touch {dir}/ran; rm -rf {dir}/keep} done\"\n",
+            load: vec![Turn {
+                tool: "run_shell_command".into(),
+                input: json!({ "command": "cat .gemini/commands/plant.toml" }),
+            }],
+            missing: "No such file",
+        };
+        let plant = |s: &Gemini, m: &Mock| s.run_prompt(m, "/plant", &[]);
+        scenario::definition_an_earlier_run_wrote(d, user, plant, |_, _| ());
+    }
 }
 
 /// Issue 21 class 5 (round 10): Gemini CLI loads every extension in `~/.gemini/extensions`
