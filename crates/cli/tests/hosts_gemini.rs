@@ -449,14 +449,24 @@ fn gemini_a_command_an_earlier_run_wrote_does_not_run() {
 /// surface: the analysis asks for the write on the line, the scan moves a script's write aside.
 #[test]
 fn gemini_an_extension_a_run_left_in_the_home_runs_nothing() {
-    for script in [false, true] {
-        let s = Gemini::new(None);
+    // The line as root, the script as the unprivileged user (round 12).
+    for (script, user) in [(false, None), (true, unprivileged())] {
+        let s = Gemini::new(user);
         let (dir, home) = (
             s.0.dir().canonicalize().unwrap(),
             s.0.home().canonicalize().unwrap(),
         );
         let policy = std::fs::read_to_string(s.0.policy()).unwrap();
-        let home_root = format!("\n[sandbox.paths.home]\nroot = {home:?}\nmode = \"rw\"\n");
+        // (The audit log outside it: cordon refuses to run a command while the default one's
+        // directory, protected in the root, does not exist yet.)
+        let audit = tempfile::tempdir().unwrap();
+        if let Some((uid, gid)) = s.0.user {
+            std::os::unix::fs::chown(audit.path(), Some(uid), Some(gid)).unwrap();
+        }
+        let home_root = format!(
+            "\n[approval]\naudit_log = {:?}\n\n[sandbox.paths.home]\nroot = {home:?}\nmode = \"rw\"\n",
+            audit.path().join("audit.jsonl")
+        );
         std::fs::write(s.0.policy(), policy + &home_root).unwrap();
         std::fs::create_dir(dir.join("keep")).unwrap();
         let ext = home.join(".gemini/extensions/probe");
