@@ -1266,3 +1266,64 @@ fn a_codex_run_without_its_state_apart_is_refused_naming_install() {
         "{err}"
     );
 }
+
+/// Issue 21 round 12: a relative marketplace path in the home's Claude Code settings is the
+/// session's, not the home's: Claude Code 2.1.197 resolves a relative `directory` source of
+/// any scope from the git top of the directory it started in, or that directory
+/// (`path.resolve(gitRoot(cwd) ?? cwd, path)` in its reconciler), and runs the plugins there in
+/// place. Main resolved `./mkt` from the home, so the agent's write of the project's
+/// `mkt/plug/hooks/hooks.json` (a hook the next session runs unconfined) was allowed; it is
+/// asked now, under any directory that ends in the path. A path naming another directory
+/// changes nothing (the control). (The real Claude Code writes the resolved path into
+/// `known_marketplaces.json` at a session's start, which cordon read already: this is the
+/// reading before that, and the one of the scan's runs outside a session.)
+#[test]
+fn a_relative_marketplace_in_the_homes_settings_is_the_sessions_directorys() {
+    for (path, asked) in [
+        ("./mkt", true),
+        ("mkt/", true),
+        ("../x/../mkt", true),
+        ("./elsewhere", false),
+    ] {
+        let d = workspace();
+        let dir = d.path().canonicalize().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        let settings = json!({ "extraKnownMarketplaces": {
+            "m": { "source": { "source": "directory", "path": path } } } });
+        std::fs::write(
+            home.path().join(".claude/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("mkt/plug/hooks")).unwrap();
+        let input = json!({
+            "session_id": "s", "transcript_path": null, "cwd": dir,
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_use_id": "t",
+            "tool_input": { "file_path": dir.join("mkt/plug/hooks/hooks.json"), "content": "{}" },
+        });
+        let policy = dir.join("cordon.toml");
+        let mut child = cordon_cmd(&dir)
+            .env("HOME", home.path())
+            .args(["hook", "claude", "--policy"])
+            .arg(&policy)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{path}: {}", common::stderr(&o)));
+        let said = &out["hookSpecificOutput"]["permissionDecision"];
+        let want = if asked { "ask" } else { "allow" };
+        assert_eq!(said, want, "{path}: {out}");
+    }
+}

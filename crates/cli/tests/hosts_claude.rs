@@ -437,8 +437,14 @@ fn claude_definition(
 fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
     // The writable root: the home, or only Claude Code's directory in it (`below`), whose
     // part of the home's surface the scan once left unwatched.
-    for (script, below) in [(false, false), (true, false), (true, true)] {
-        let s = Claude::new(None);
+    // The script in the home also as the unprivileged user (round 12).
+    for (script, below, user) in [
+        (false, false, None),
+        (true, false, None),
+        (true, true, None),
+        (true, false, unprivileged()),
+    ] {
+        let s = Claude::new(user);
         let (dir, home) = (
             s.0.dir().canonicalize().unwrap(),
             s.0.home().canonicalize().unwrap(),
@@ -477,7 +483,16 @@ fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
         } else {
             home.clone()
         };
-        let home_root = format!("\n[sandbox.paths.home]\nroot = {writable:?}\nmode = \"rw\"\n");
+        // (The audit log outside it: cordon refuses to run a command while the default one's
+        // directory, protected in the root, does not exist yet.)
+        let audit = tempfile::tempdir().unwrap();
+        if let Some((uid, gid)) = s.0.user {
+            std::os::unix::fs::chown(audit.path(), Some(uid), Some(gid)).unwrap();
+        }
+        let home_root = format!(
+            "\n[approval]\naudit_log = {:?}\n\n[sandbox.paths.home]\nroot = {writable:?}\nmode = \"rw\"\n",
+            audit.path().join("audit.jsonl")
+        );
         std::fs::write(s.0.policy(), policy + &home_root).unwrap();
         std::fs::create_dir(dir.join("keep")).unwrap();
         let known = json!({ "m": { "source": { "source": "directory", "path": theirs },
@@ -490,6 +505,9 @@ fn claude_a_plugin_a_run_redirected_in_the_home_runs_nothing() {
         std::fs::write(dir.join("mk.sh"), &write).unwrap();
         let line = if script { "sh mk.sh" } else { write.as_str() };
         let runtime = tempfile::tempdir().unwrap();
+        if let Some((uid, gid)) = s.0.user {
+            std::os::unix::fs::chown(runtime.path(), Some(uid), Some(gid)).unwrap();
+        }
         let session = |t: Turn| {
             let mock = Mock::start(t);
             let mut c = s.0.host("claude");

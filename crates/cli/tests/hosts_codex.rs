@@ -525,3 +525,110 @@ fn codex_a_plugin_mcp_server_a_run_left_in_the_home_runs_nothing() {
         scenario::stopped_where_seen(&dir, &wrote, script, "the plugin's MCP server", &shown);
     }
 }
+
+/// Issue 21 class 5 (round 12): every patch of the corpus (`hosts_support/codex_patches.json`,
+/// the variants `scripts/fuzz-codex-patch.py` found Codex acting on outside the project or on
+/// the persistence surface: indented and form-fed headers, lower-case markers, CRLF line
+/// ends, a heredoc wrapper, `..` and `//` in paths, `Move to`, a second file after an inside
+/// one) is applied by Codex's own applier (`codex --codex-run-as-apply-patch`, the code behind
+/// the tool, offline) where it lands outside the project or on the surface — so the corpus
+/// still means something for this Codex — and refused by `cordon hook codex`.
+#[test]
+fn codex_applies_each_patch_of_the_corpus_outside_and_cordon_refuses_it() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let corpus: Vec<String> =
+        serde_json::from_str(include_str!("hosts_support/codex_patches.json")).unwrap();
+    assert!(corpus.len() >= 20, "{}", corpus.len());
+    let surface = [".git/", ".claude/", ".envrc", "cordon.toml"];
+    let policy = "version = 1\n[sandbox.paths.workspace]\nroot = \".\"\nmode = \"rw\"\n";
+    for template in &corpus {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().canonicalize().unwrap();
+        let (proj, home) = (base.join("proj"), base.join("home"));
+        for d in ["proj/sub", "proj/.git", "proj/.claude", "home"] {
+            std::fs::create_dir_all(base.join(d)).unwrap();
+        }
+        for (f, text) in [
+            ("proj/cordon.toml", policy),
+            ("proj/ok.txt", "ok\n"),
+            ("victim.txt", "victim\n"),
+            ("proj/.git/config", "victim\n"),
+            ("proj/.claude/settings.json", "victim\n"),
+        ] {
+            std::fs::write(base.join(f), text).unwrap();
+        }
+        let patch = template.replace("/BASE", base.to_str().unwrap());
+        let listing = || {
+            let mut v = Vec::new();
+            let mut stack = vec![base.clone()];
+            while let Some(d) = stack.pop() {
+                for entry in std::fs::read_dir(&d).unwrap().flatten() {
+                    let p = entry.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else {
+                        v.push((p.clone(), std::fs::read(&p).unwrap()));
+                    }
+                }
+            }
+            v.sort();
+            v
+        };
+        let before = listing();
+        let applied = Command::new(host_bin("codex"))
+            .arg("--codex-run-as-apply-patch")
+            .arg(&patch)
+            .current_dir(&proj)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let after = listing();
+        let changed: Vec<&Path> = before
+            .iter()
+            .chain(&after)
+            .filter(|x| !(before.contains(x) && after.contains(x)))
+            .map(|(p, _)| p.as_path())
+            .collect();
+        let acted = changed.iter().any(|p| {
+            p.strip_prefix(&proj).map_or(true, |r| {
+                surface
+                    .iter()
+                    .any(|s| r.to_str().is_some_and(|r| r.starts_with(s)))
+            })
+        });
+        assert!(
+            acted,
+            "Codex no longer acts outside on {patch:?}: {}{} {changed:?}",
+            common::stdout(&applied),
+            common::stderr(&applied)
+        );
+        let input = json!({
+            "session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": proj,
+            "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
+            "tool_name": "apply_patch", "tool_input": { "command": patch }, "tool_use_id": "u",
+        });
+        let mut child = common::command(&proj)
+            .env("HOME", &home)
+            .args(["hook", "codex", "--policy"])
+            .arg(proj.join("cordon.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out = common::stdout(&o);
+        assert!(
+            out.contains("\"permissionDecision\":\"deny\"") || o.status.code() == Some(2),
+            "cordon allowed {patch:?}, which Codex applied to {changed:?}: {out}{}",
+            common::stderr(&o)
+        );
+    }
+}

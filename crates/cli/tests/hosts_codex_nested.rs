@@ -437,3 +437,17 @@ fn install_and_uninstall_touch_only_their_own_codex_settings() {
         "sandbox_mode = \"read-only\"\n"
     );
 }
+
+/// Round 12: cordon's state apart in the home gone (a fresh home's first run after the state
+/// was cleared, or an install whose directory was removed since). Codex's sandbox leaves the
+/// log's directory read-only, so the run Codex starts cannot make it: the hook, which runs
+/// outside Codex's sandbox, makes it before it answers, and the first call runs.
+#[test]
+fn user_first_call_runs_when_the_state_apart_is_missing() {
+    let (s, _) = Setup::installed(unprivileged(), &[]);
+    let state = s.0.home().join(".state/cordon");
+    std::fs::remove_dir_all(&state).unwrap();
+    let r = turn(&s, "echo first-call-ran", WW);
+    assert!(r.contains("first-call-ran"), "{r}");
+    assert!(state.join("codex/audit.jsonl").is_file(), "{r}");
+}

@@ -425,17 +425,20 @@ fn gemini_a_subagent_an_earlier_run_defined_runs_nothing() {
 /// which the policy denies (Gemini CLI 0.61). Until the file exists `/plant` is a plain prompt.
 #[test]
 fn gemini_a_command_an_earlier_run_wrote_does_not_run() {
-    let d = scenario::Definition {
-        rel: ".gemini/commands/plant.toml",
-        text: "description = \"plants\"\nprompt = \"!{touch {dir}/ran; rm -rf {dir}/keep} done\"\n",
-        load: vec![Turn {
-            tool: "run_shell_command".into(),
-            input: json!({ "command": "cat .gemini/commands/plant.toml" }),
-        }],
-        missing: "No such file",
-    };
-    let plant = |s: &Gemini, m: &Mock| s.run_prompt(m, "/plant", &[]);
-    scenario::definition_an_earlier_run_wrote(d, None, plant, |_, _| ());
+    // As root and as the unprivileged user (round 12).
+    for user in [None, unprivileged()] {
+        let d = scenario::Definition {
+            rel: ".gemini/commands/plant.toml",
+            text: "description = \"plants\"\nprompt = \"!{touch {dir}/ran; rm -rf {dir}/keep} done\"\n",
+            load: vec![Turn {
+                tool: "run_shell_command".into(),
+                input: json!({ "command": "cat .gemini/commands/plant.toml" }),
+            }],
+            missing: "No such file",
+        };
+        let plant = |s: &Gemini, m: &Mock| s.run_prompt(m, "/plant", &[]);
+        scenario::definition_an_earlier_run_wrote(d, user, plant, |_, _| ());
+    }
 }
 
 /// Issue 21 class 5 (round 10): Gemini CLI loads every extension in `~/.gemini/extensions`
@@ -446,14 +449,24 @@ fn gemini_a_command_an_earlier_run_wrote_does_not_run() {
 /// surface: the analysis asks for the write on the line, the scan moves a script's write aside.
 #[test]
 fn gemini_an_extension_a_run_left_in_the_home_runs_nothing() {
-    for script in [false, true] {
-        let s = Gemini::new(None);
+    // The line as root, the script as the unprivileged user (round 12).
+    for (script, user) in [(false, None), (true, unprivileged())] {
+        let s = Gemini::new(user);
         let (dir, home) = (
             s.0.dir().canonicalize().unwrap(),
             s.0.home().canonicalize().unwrap(),
         );
         let policy = std::fs::read_to_string(s.0.policy()).unwrap();
-        let home_root = format!("\n[sandbox.paths.home]\nroot = {home:?}\nmode = \"rw\"\n");
+        // (The audit log outside it: cordon refuses to run a command while the default one's
+        // directory, protected in the root, does not exist yet.)
+        let audit = tempfile::tempdir().unwrap();
+        if let Some((uid, gid)) = s.0.user {
+            std::os::unix::fs::chown(audit.path(), Some(uid), Some(gid)).unwrap();
+        }
+        let home_root = format!(
+            "\n[approval]\naudit_log = {:?}\n\n[sandbox.paths.home]\nroot = {home:?}\nmode = \"rw\"\n",
+            audit.path().join("audit.jsonl")
+        );
         std::fs::write(s.0.policy(), policy + &home_root).unwrap();
         std::fs::create_dir(dir.join("keep")).unwrap();
         let ext = home.join(".gemini/extensions/probe");

@@ -633,10 +633,11 @@ impl Snapshot {
             s.home_surface(home, roots);
             // The directories the home's files name as code a host runs in place, wherever
             // they are: Claude Code's marketplaces, Gemini CLI's linked extensions.
+            // A relative one is the session's: taken from each root (a session started there).
             let sources = cordon_policy::surface::hooks::home_plugin_sources(home);
             for root in roots {
-                for (dir, why) in &sources {
-                    s.named_dirs([dir.clone()], root, What::ToolFile, why);
+                for (dir, why) in sources.below(root) {
+                    s.named_dirs([dir], root, What::ToolFile, why);
                 }
             }
         }

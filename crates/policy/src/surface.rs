@@ -1892,12 +1892,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
         why: hooks::MARKETPLACE_WHY,
     });
     // Where the home's own files place code a host runs in place (wherever that is).
-    if let Some((_, why)) = home
-        .map(hooks::home_plugin_sources)
-        .unwrap_or_default()
-        .into_iter()
-        .find(|(d, _)| real.starts_with(d))
-    {
+    if let Some(why) = home.and_then(|h| hooks::home_plugin_sources(h).holding(real)) {
         return Some(Hit {
             kind: Kind::Pointed,
             why,

@@ -734,6 +734,13 @@ fn answer(
     } else {
         decider.decide_rewritten(&call)
     };
+    if host == Host::Codex && matches!(decided, Ok(Outcome::Allowed { .. })) {
+        if let Err(e) = codex_state_dir(&decider) {
+            return Ok(Answer::Deny {
+                reason: decider.refuse("shell", line, "codex-state", e),
+            });
+        }
+    }
     Ok(match decided {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
@@ -846,6 +853,34 @@ pub fn quote(s: &str) -> String {
     }
     q.push('\'');
     q
+}
+
+/// The state apart of the run Codex starts (`LOGDIR/codex`, [`cordon_policy::CODEX_STATE_DIR`]),
+/// made by the hook before it answers: Codex's sandbox leaves LOGDIR read-only, so a run
+/// inside it cannot make the directory once it is gone (a home whose cordon state was
+/// cleared since install), and its first call would be refused. The hook runs outside
+/// Codex's sandbox, as the user who installed. Made without following a link below what
+/// exists; an error is the reason the call is refused (the run could not record).
+fn codex_state_dir(decider: &Decider) -> Result<(), String> {
+    let Some(dir) = decider
+        .policy()
+        .approval
+        .audit_log
+        .path()
+        .and_then(std::path::Path::parent)
+    else {
+        // Nowhere to record: the run refuses, saying so.
+        return Ok(());
+    };
+    let apart = dir.join(cordon_policy::CODEX_STATE_DIR);
+    cordon_fs::safe::create_path(&apart, 0o700)
+        .map(drop)
+        .map_err(|e| {
+            format!(
+                "cannot create {}, where the command would record inside Codex's sandbox: {e} (run `cordon install codex` again)",
+                apart.display()
+            )
+        })
 }
 
 /// The command `host` runs instead of `line`, with cordon at `exe`: `cordon exec --from-hook

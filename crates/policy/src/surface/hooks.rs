@@ -160,20 +160,70 @@ pub const LINKED_EXTENSION_WHY: &str = "Gemini CLI loads this linked extension f
 const EXTENSIONS: usize = 256;
 
 /// The directories the home's own files name as code an agent host runs in place, each where
-/// it really is, and why: Claude Code's and Copilot CLI's marketplace directories ([`MARKETPLACE_SETTINGS`] and
+/// it really is, and why ([`home_plugin_sources`]).
+#[derive(Debug, Default)]
+pub struct PluginSources {
+    /// Absolute ones, links resolved.
+    pub dirs: Vec<(PathBuf, &'static str)>,
+    /// Relative ones, lexically normal with any leading `..` dropped: the hosts take such a
+    /// path from the session's directory (Claude Code 2.1.197 resolves a relative `directory`
+    /// or `file` marketplace source of any scope from the git top of the directory `claude`
+    /// started in, or that directory: `path.resolve(gitRoot(cwd) ?? cwd, path)`; Copilot CLI
+    /// and Gemini CLI from their working directory), which is any directory the operator
+    /// starts one in. So a tail names the directory at its end below every directory, and an
+    /// empty one (`.`, `..`) every directory.
+    pub tails: Vec<(PathBuf, &'static str)>,
+}
+
+impl PluginSources {
+    /// Why `real` (absolute, links resolved) lies in one of these directories, if it does:
+    /// below an absolute one, or below a directory whose path ends with a tail.
+    pub fn holding(&self, real: &Path) -> Option<&'static str> {
+        let absolute = self.dirs.iter().find(|(d, _)| real.starts_with(d));
+        let relative = || {
+            self.tails
+                .iter()
+                .find(|(t, _)| real.ancestors().any(|a| a.ends_with(t)))
+        };
+        absolute.or_else(relative).map(|(_, why)| *why)
+    }
+
+    /// Each directory below `base` (a session's directory: a writable root) these name.
+    pub fn below(&self, base: &Path) -> impl Iterator<Item = (PathBuf, &'static str)> + '_ {
+        let at = base.to_path_buf();
+        self.dirs.iter().cloned().chain(
+            self.tails
+                .iter()
+                .map(move |(t, why)| (super::resolve(&at.join(t)), *why)),
+        )
+    }
+}
+
+/// The directories the home's own files name as code an agent host runs in place: Claude
+/// Code's and Copilot CLI's marketplace directories ([`MARKETPLACE_SETTINGS`] and
 /// [`CLAUDE_PLUGIN_LISTS`] at `home`, [`marketplaces`]) and Gemini CLI's linked extensions
 /// (`~/.gemini/extensions/NAME/.gemini-extension-install.json` of `"type": "link"`: Gemini
 /// CLI 0.61 loaded the extension from its `source` at every start, checked by hand: an MCP
-/// server added there ran at the next `gemini -p`). What lies in no root stays unwatched by
-/// the scan; the file tools ask for a write below any of them.
-pub fn home_plugin_sources(home: &Path) -> Vec<(PathBuf, &'static str)> {
+/// server added there ran at the next `gemini -p`). A relative path there is the session's,
+/// not the home's ([`PluginSources::tails`]). What lies in no root stays unwatched by the
+/// scan; the file tools ask for a write below any of them.
+pub fn home_plugin_sources(home: &Path) -> PluginSources {
     // (Never blocking on a FIFO a run left at a name.)
     let read = |p: &Path| cordon_fs::safe::read_followed(p, 1 << 20).ok().flatten();
-    let mut out = Vec::new();
+    let mut out = PluginSources::default();
+    let mut take = |dir: PathBuf, why: &'static str| {
+        if dir.is_absolute() {
+            out.dirs.push((super::resolve(&dir), why));
+        } else {
+            out.tails.push((dir, why));
+        }
+    };
     for name in MARKETPLACE_SETTINGS.iter().chain(CLAUDE_PLUGIN_LISTS) {
         if let Some(text) = read(&home.join(name)) {
-            let dirs = marketplaces(name, &text, home);
-            out.extend(dirs.iter().map(|d| (super::resolve(d), MARKETPLACE_WHY)));
+            // Read from no directory: a relative path stays relative.
+            for dir in marketplaces(name, &text, Path::new("")) {
+                take(dir, MARKETPLACE_WHY);
+            }
         }
     }
     let extensions = home.join(".gemini/extensions");
@@ -193,8 +243,10 @@ pub fn home_plugin_sources(home: &Path) -> Vec<(PathBuf, &'static str)> {
             continue;
         }
         if let Some(source) = install.get("source").and_then(Value::as_str) {
-            let dir = super::envrc::normal(&home.join(source));
-            out.push((super::resolve(&dir), LINKED_EXTENSION_WHY));
+            take(
+                super::envrc::normal(Path::new(source)),
+                LINKED_EXTENSION_WHY,
+            );
         }
     }
     out
@@ -280,6 +332,32 @@ mod tests {
         )
         .is_empty());
         assert!(marketplaces(".claude/settings.json", b"{,", p).is_empty());
+    }
+
+    /// A relative path in the home's files is the session's directory's, any directory's
+    /// (round 12: it was taken from the home).
+    #[test]
+    fn a_relative_path_in_the_homes_files_is_a_tail() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        std::fs::write(
+            home.path().join(".claude/settings.json"),
+            r#"{"extraKnownMarketplaces": {
+                "a": {"source": {"source": "directory", "path": "../t/../mkt"}},
+                "b": {"source": {"source": "directory", "path": "/abs/b"}}}}"#,
+        )
+        .unwrap();
+        let s = home_plugin_sources(home.path());
+        assert_eq!(s.tails, [(PathBuf::from("mkt"), MARKETPLACE_WHY)]);
+        assert_eq!(s.dirs, [(PathBuf::from("/abs/b"), MARKETPLACE_WHY)]);
+        for real in ["/p/mkt/x/hooks/hooks.json", "/q/r/mkt", "/abs/b/y"] {
+            assert!(s.holding(Path::new(real)).is_some(), "{real}");
+        }
+        for real in ["/p/mkt2/x", "/p/x", "/abs/bb"] {
+            assert!(s.holding(Path::new(real)).is_none(), "{real}");
+        }
+        let below: Vec<_> = s.below(Path::new("/r")).map(|(d, _)| d).collect();
+        assert!(below.contains(&PathBuf::from("/r/mkt")), "{below:?}");
     }
 
     #[test]
