@@ -579,6 +579,7 @@ impl Snapshot {
     /// always (a file changed in place leaves its directory alone). Each root's own `.git`
     /// (its configuration surface and index) is recorded whatever the limit.
     pub fn take_with(roots: &[PathBuf], limit: usize, earlier: Option<&Snapshot>) -> Snapshot {
+        let _links = LinksScope::enter();
         let mut s = Snapshot {
             started: Some(SystemTime::now()),
             // As many directories as last time, most likely: no rehash while walking.
@@ -777,20 +778,9 @@ impl Snapshot {
         let at_startup = home
             .map(|h| self.startup_places(h, earlier))
             .unwrap_or_default();
-        // The places share their first components (`/usr`, the home, `~/.cargo`; the startup
-        // files repeat the PATH's entries): each name is asked about once (`Links`), not once
-        // per place as `canonicalize` does.
-        let mut links = cordon_fs::links::Links::default();
         for place in environment_places(var).into_iter().chain(at_startup) {
-            let at = links.canonical(&place.path).unwrap_or_else(|| {
-                let lexical = cordon_fs::links::lexical(&place.path);
-                lexical
-                    .parent()
-                    .and_then(|p| links.canonical(p))
-                    .filter(|p| roots.iter().any(|r| p.starts_with(r)))
-                    .zip(lexical.file_name())
-                    .map_or_else(|| lexical.clone(), |(p, n)| p.join(n))
-            });
+            let at = canonical(&place.path)
+                .unwrap_or_else(|| real_in(&cordon_fs::links::lexical(&place.path), roots));
             if !roots.iter().any(|r| at.starts_with(r)) {
                 continue;
             }
@@ -1042,10 +1032,7 @@ impl Snapshot {
         why: &'static str,
     ) {
         for dir in dirs {
-            let Some(real) = std::fs::canonicalize(&dir)
-                .ok()
-                .filter(|r| r.starts_with(root) && r.is_dir())
-            else {
+            let Some(real) = canonical(&dir).filter(|r| r.starts_with(root) && r.is_dir()) else {
                 continue;
             };
             if self.note(real.clone(), what, why, true) {
@@ -1298,7 +1285,7 @@ impl Snapshot {
     fn note_file(&mut self, path: PathBuf, why: &'static str, roots: &[PathBuf]) -> bool {
         let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
         let target = linked
-            .then(|| std::fs::canonicalize(&path).ok())
+            .then(|| canonical(&path))
             .flatten()
             .filter(|t| roots.iter().any(|r| t.starts_with(r)))
             .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()));
@@ -2367,11 +2354,49 @@ pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
     SCANNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+thread_local! {
+    /// While a snapshot is taken on this thread ([`LinksScope`]): every name asked about on
+    /// the way to a path's real place, for [`canonical`].
+    static LINKS: std::cell::RefCell<Option<cordon_fs::links::Links>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Where `path` really is, as `std::fs::canonicalize` says (`None`: it does not resolve).
+/// While a snapshot is taken, each name on the way is asked about once for the whole snapshot
+/// (`cordon_fs::links::Links`): the places it resolves share their first components (the
+/// root, the home, `/usr`; each word of a git configuration is tried as a file of the root,
+/// each PATH entry and startup file's place resolved), which `canonicalize` (glibc's
+/// realpath, one `readlink` per component) asked about again for each. The snapshot is one
+/// moment's view either way: a link changed while it is taken may be seen either side.
+fn canonical(path: &Path) -> Option<PathBuf> {
+    LINKS.with(|l| match l.borrow_mut().as_mut() {
+        Some(links) => links.canonical(path),
+        None => std::fs::canonicalize(path).ok(),
+    })
+}
+
+/// [`canonical`]'s names kept for as long as this lives (one snapshot), then dropped: the next
+/// snapshot asks again.
+struct LinksScope(Option<cordon_fs::links::Links>);
+
+impl LinksScope {
+    fn enter() -> LinksScope {
+        LinksScope(LINKS.with(|l| l.replace(Some(Default::default()))))
+    }
+}
+
+impl Drop for LinksScope {
+    fn drop(&mut self) {
+        let was = self.0.take();
+        LINKS.with(|l| *l.borrow_mut() = was);
+    }
+}
+
 /// `path` with the links on the way to it resolved (its last component as it is), when that
 /// lies in one of `roots`; else `path` as it is.
 fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
     path.parent()
-        .and_then(|p| std::fs::canonicalize(p).ok())
+        .and_then(canonical)
         .filter(|p| roots.iter().any(|r| p.starts_with(r)))
         .zip(path.file_name())
         .map_or_else(|| path.to_path_buf(), |(p, n)| p.join(n))
