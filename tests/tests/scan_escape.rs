@@ -617,7 +617,7 @@ fn listings_without(bytes: &[u8], dir: &Path, drop: &str) -> Vec<u8> {
         b.to_vec()
     };
     let u32_of = |b: Vec<u8>| u32::from_le_bytes(b.try_into().unwrap()) as usize;
-    let head = b"cordon walk listings v2\n".len();
+    let head = b"cordon walk listings v3\n".len();
     take(head, &mut out, true);
     let n = u32_of(take(4, &mut out, true));
     take(n, &mut out, true); // the context
@@ -1609,7 +1609,7 @@ fn kept_listings_neither_hide_a_plant_nor_blame_the_operator() {
             .collect();
         assert_eq!(kept.len(), 1, "{} {kept:?}", fx.what());
         let kept = &kept[0];
-        let head = b"cordon walk listings v2\n";
+        let head = b"cordon walk listings v3\n";
         assert!(fs::read(kept).unwrap().starts_with(head), "{}", fx.what());
 
         // The operator's changes between runs are the operator's.
