@@ -6,6 +6,10 @@
 #  1. The hook as the host runs it: cordon's hook is wrapped in a shim (bash) that takes the
 #     time around `cordon hook claude` with $EPOCHREALTIME (no fork): RUNS real host runs, the
 #     wall time the host waited for each decision (allowed, recorded — its sync left to exec's —, rewritten).
+#     What the host sees is timed from the moment its input is there to be read (bash's
+#     `read -t 0`, which reads nothing) to the first byte of the answer: cordon reads the
+#     host's pipe itself, so its early decision (one whole JSON object read) shows. The shim's
+#     whole time, its start to cordon's exit, is the second column.
 #  2. The rewritten command: the exact line the hook gave the host (`cordon exec --from-hook
 #     … -c='LINE'`) against LINE itself, both through `bash -c` as the host runs them,
 #     interleaved by hyperfine: what the rewrite adds (sandbox set-up, audit record, exit).
@@ -60,23 +64,37 @@ read -r base <&"${MOCKP[0]}"
 # cordon's hook, installed as the operator would, then wrapped in the timing shim.
 (cd "$ws" && HOME=$home "$cordon" install claude --project --policy "$ws/cordon.toml" >/dev/null)
 times=$ws/hook-times
-# Besides the wall time the host waited (start to end), the shim splits it: until the host's
-# input was all read (bash's own `read`, no fork: the host writing its JSON), then cordon's own
-# wall time on that input, and cordon's CPU time (bash's `times`, no fork: the children's
-# user+sys).
-# The first run also records how the host starts the hook (its parent's command line).
+# The shim's times ($EPOCHREALTIME, no fork): s its start, r the host's input there to be read
+# (polled with `read -t 0`, which consumes nothing), f the first byte of cordon's answer (cordon
+# reads the host's pipe itself and writes into a process substitution's pipe the shim reads),
+# e cordon's exit; and cordon's CPU time (bash's `times`: the children's user+sys). The answer
+# is passed on to the host whole, after e (the host reads it to the end anyway).
+# The first run also records how the host starts the hook (its parent's command line), its
+# input and its environment; it reads the input itself to keep a copy, so its times are left
+# out (the 7th column says so).
 cat > "$home/timed-hook.sh" <<SH
 s=\$EPOCHREALTIME
-IFS= read -r -d '' input
+copied=0
+if [ ! -e '$ws/host-input.json' ]; then
+  IFS= read -r -d '' input
+  printf '%s' "\$input" > '$ws/host-input.json'
+  exec 0<<<"\$input"
+  copied=1
+fi
+until read -t 0; do :; done
 r=\$EPOCHREALTIME
-'$cordon' hook claude --policy '$ws/cordon.toml' <<<"\$input"
+exec 3< <(exec '$cordon' hook claude --policy '$ws/cordon.toml')
+IFS= read -r -N 1 -u 3 first
+f=\$EPOCHREALTIME
+IFS= read -r -d '' -u 3 rest
+wait \$!
 rc=\$?
 e=\$EPOCHREALTIME
+printf '%s' "\$first\$rest"
 times > '$ws/cpu.'\$\$
 { read -r _; read -r cu cs; } < '$ws/cpu.'\$\$
-echo "\$s \$r \$e \$cu \$cs" >> '$times'
+echo "\$s \$r \$f \$e \$cu \$cs \$copied" >> '$times'
 [ -e '$ws/host-cmdline' ] || tr '\\0' ' ' < /proc/\$PPID/cmdline > '$ws/host-cmdline'
-[ -e '$ws/host-input.json' ] || printf '%s' "\$input" > '$ws/host-input.json'
 [ -e '$ws/host-env' ] || env -0 > '$ws/host-env'
 exit \$rc
 SH
@@ -134,22 +152,26 @@ echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "the host starts the hook as: $(cat "$ws/host-cmdline")"
 python3 - "$times" "$out/hosts-latency-exec.json" <<'PY'
 import json, re, statistics, sys
+# s r f e cpu-user cpu-sys copied (see the shim); the run that copied the input is left out.
 rows = [l.split() for l in open(sys.argv[1])]
-hook = sorted((float(r[2]) - float(r[0])) * 1000 for r in rows)
-wait = statistics.median((float(r[1]) - float(r[0])) * 1000 for r in rows)
-own = statistics.median((float(r[2]) - float(r[1])) * 1000 for r in rows)
+rows = [r for r in rows if r[6] == "0"]
+ms = lambda r, a, b: (float(r[b]) - float(r[a])) * 1000
+hook = sorted(ms(r, 1, 2) for r in rows)
+whole = statistics.median(ms(r, 0, 3) for r in rows)
+wait = statistics.median(ms(r, 0, 1) for r in rows)
+tail = statistics.median(ms(r, 2, 3) for r in rows)
 def secs(t):  # bash `times`: 0m0.003s
     m = re.fullmatch(r"(\d+)m([\d.]+)s", t)
     return (int(m[1]) * 60 + float(m[2])) * 1000
 # `times` is cumulative for the shim's children: cordon is its only one.
-hook_cpu = statistics.median(secs(r[3]) + secs(r[4]) for r in rows)
+hook_cpu = statistics.median(secs(r[4]) + secs(r[5]) for r in rows)
 r = {x["command"].split(":")[0]: x for x in json.load(open(sys.argv[2]))["results"]}
 bare, rw = r["bare"], r["rewritten"]
 exec_added = (rw["median"] - bare["median"]) * 1000
 cpu = lambda x: (x["user"] + x["system"]) * 1000
 h = statistics.median(hook)
-print(f"hook as Claude Code ran it: median {h:.2f} ms over {len(hook)} calls (min {hook[0]:.2f}, max {hook[-1]:.2f})")
-print(f"  of which the host delivering its input: median {wait:.2f} ms; cordon hook itself: median {own:.2f} ms wall, {hook_cpu:.1f} ms CPU user+sys (1 ms resolution)")
+print(f"hook as Claude Code ran it: median {h:.2f} ms over {len(hook)} calls (min {hook[0]:.2f}, max {hook[-1]:.2f}), from its input there to the answer's first byte")
+print(f"  the shim's whole time: median {whole:.2f} ms (the host's input there after {wait:.2f} ms; cordon's exit {tail:.2f} ms after its answer); {hook_cpu:.1f} ms CPU user+sys (1 ms resolution)")
 print(f"rewritten exec adds:        median {exec_added:.2f} ms (rewritten {rw['median']*1000:.2f} ms, bare {bare['median']*1000:.2f} ms; CPU user+sys {cpu(rw):.2f} vs {cpu(bare):.2f} ms)")
 hk = r["hook"]
 print(f"hook outside the host:      median {hk['median']*1000:.2f} ms, CPU user+sys {cpu(hk):.2f} ms (incl. bash -c)")

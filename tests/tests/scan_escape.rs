@@ -617,7 +617,7 @@ fn listings_without(bytes: &[u8], dir: &Path, drop: &str) -> Vec<u8> {
         b.to_vec()
     };
     let u32_of = |b: Vec<u8>| u32::from_le_bytes(b.try_into().unwrap()) as usize;
-    let head = b"cordon walk listings v2\n".len();
+    let head = b"cordon walk listings v3\n".len();
     take(head, &mut out, true);
     let n = u32_of(take(4, &mut out, true));
     take(n, &mut out, true); // the context
@@ -1609,7 +1609,7 @@ fn kept_listings_neither_hide_a_plant_nor_blame_the_operator() {
             .collect();
         assert_eq!(kept.len(), 1, "{} {kept:?}", fx.what());
         let kept = &kept[0];
-        let head = b"cordon walk listings v2\n";
+        let head = b"cordon walk listings v3\n";
         assert!(fs::read(kept).unwrap().starts_with(head), "{}", fx.what());
 
         // The operator's changes between runs are the operator's.
@@ -3845,6 +3845,67 @@ fn what_the_shell_startup_files_load_from_a_root_is_watched() {
             "{} {}",
             fx.what(),
             describe(&shell)
+        );
+    });
+}
+
+/// Round 12 (perf25): the shell startup files' reading is kept between runs (with the scan's
+/// listings, by the stamps of every file it consulted). With it kept, what they load from a
+/// root is watched still, and a run that makes a sourced file source another is read again:
+/// the rewritten `nvm.sh` is put back, the file it now sources (`~/.nvm/extra.sh`, the run's)
+/// and the run's `git` in `~/.bun/bin` are moved aside.
+#[test]
+fn the_kept_startup_reading_still_watches_what_the_startup_files_load() {
+    each(|fx| {
+        let h = fx.ws.join("h");
+        fs::create_dir_all(h.join(".nvm")).unwrap();
+        fs::create_dir_all(h.join(".bun/bin")).unwrap();
+        fs::write(
+            h.join(".bashrc"),
+            "export NVM_DIR=\"$HOME/.nvm\"\n[ -s \"$NVM_DIR/nvm.sh\" ] && \\. \"$NVM_DIR/nvm.sh\"\n\
+             export BUN_INSTALL=\"$HOME/.bun\"\nexport PATH=\"$BUN_INSTALL/bin:$PATH\"\n",
+        )
+        .unwrap();
+        let nvm = "nvm() { :; }\n";
+        fs::write(h.join(".nvm/nvm.sh"), nvm).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy).unwrap().replace(
+            "[sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n",
+            "[sandbox.paths.nvm]\nroot = \"../ws/h/.nvm\"\nmode = \"rw\"\n\
+             [sandbox.paths.bun]\nroot = \"../ws/h/.bun\"\nmode = \"rw\"\n",
+        );
+        fs::write(&policy, text).unwrap();
+        // Past the settling time of the files' stamps: the first run's reading is kept.
+        std::thread::sleep(Duration::from_millis(2200));
+        let run = |script: &str| {
+            let mut c = fx.exec_cmd(script);
+            c.env("HOME", &h);
+            let out = c.output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            stderr(&out)
+        };
+        let err = run("true");
+        assert!(!err.contains("warning"), "{} {err}", fx.what());
+        let err = run(
+            "printf '. \"$HOME/.nvm/extra.sh\"\\n' > \"$HOME/.nvm/nvm.sh\" && \
+             echo 'echo PLANTED' > \"$HOME/.nvm/extra.sh\" && \
+             printf '#!/bin/sh\\necho PLANTED\\n' > \"$HOME/.bun/bin/git\" && chmod +x \"$HOME/.bun/bin/git\"",
+        );
+        each_moved_aside(fx, &err, &["h/.nvm/extra.sh", "h/.bun/bin/git"]);
+        assert_eq!(
+            fs::read_to_string(h.join(".nvm/nvm.sh")).unwrap(),
+            nvm,
+            "{} nvm.sh not put back: {err}",
+            fx.what()
         );
     });
 }

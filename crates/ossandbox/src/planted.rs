@@ -349,6 +349,21 @@ pub struct Snapshot {
     /// began ([`Snapshot::restore_from`]): what is put back, instead of this snapshot's
     /// contents, which may hold another run's plant.
     base: Option<Box<Kept>>,
+    /// What the operator's shell startup files named, with the stamps of the files it was
+    /// read from ([`Snapshot::startup_places`]): kept for the next snapshot, and between runs
+    /// with the listings ([`Listings`]).
+    startup: Option<Box<StartupRead>>,
+}
+
+/// One reading of the shell startup files under `home` (`surface::startup::places_read`):
+/// its places, and each file it consulted with that file's stamp then (`None`: missing), each
+/// stamp older than the reading by [`SETTLED`] (so a change made in the same tick of the
+/// kernel's coarse clock as the reading cannot carry the same stamp).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StartupRead {
+    home: PathBuf,
+    files: Vec<(PathBuf, Option<git_state::Stamp>)>,
+    places: Vec<cordon_policy::surface::EnvPlace>,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -564,6 +579,7 @@ impl Snapshot {
     /// always (a file changed in place leaves its directory alone). Each root's own `.git`
     /// (its configuration surface and index) is recorded whatever the limit.
     pub fn take_with(roots: &[PathBuf], limit: usize, earlier: Option<&Snapshot>) -> Snapshot {
+        let _links = LinksScope::enter();
         let mut s = Snapshot {
             started: Some(SystemTime::now()),
             // As many directories as last time, most likely: no rehash while walking.
@@ -642,7 +658,7 @@ impl Snapshot {
             }
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
-        s.environment(roots, home.as_deref(), &|n| std::env::var_os(n));
+        s.environment(roots, home.as_deref(), earlier, &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
@@ -756,13 +772,16 @@ impl Snapshot {
         &mut self,
         roots: &[PathBuf],
         home: Option<&Path>,
+        earlier: Option<&Snapshot>,
         var: &dyn Fn(&str) -> Option<OsString>,
     ) {
-        use cordon_policy::surface::{environment_places, startup, EnvKind};
-        let at_startup = home.map(startup::places).unwrap_or_default();
+        use cordon_policy::surface::{environment_places, EnvKind};
+        let at_startup = home
+            .map(|h| self.startup_places(h, earlier))
+            .unwrap_or_default();
         for place in environment_places(var).into_iter().chain(at_startup) {
-            let at = std::fs::canonicalize(&place.path)
-                .unwrap_or_else(|_| real_in(&cordon_fs::links::lexical(&place.path), roots));
+            let at = canonical(&place.path)
+                .unwrap_or_else(|| real_in(&cordon_fs::links::lexical(&place.path), roots));
             if !roots.iter().any(|r| at.starts_with(r)) {
                 continue;
             }
@@ -774,6 +793,68 @@ impl Snapshot {
                 EnvKind::LoadDir => {}
             }
         }
+    }
+
+    /// What the operator's shell startup files under `home` name (`surface::startup::places`),
+    /// taken from `earlier`'s reading where it is of the same home and every file it consulted
+    /// has the same stamp now (one `stat` each instead of an open, reads and a close, and no
+    /// parsing), else read now. The reading is kept in this snapshot only when each file's
+    /// stamp, taken after it was read, is older than the reading by [`SETTLED`] and agrees
+    /// with it (a file read is there still): then no change after the reading can have left
+    /// the stamp kept, so a later match means the same text.
+    fn startup_places(
+        &mut self,
+        home: &Path,
+        earlier: Option<&Snapshot>,
+    ) -> Vec<cordon_policy::surface::EnvPlace> {
+        self.startup_places_at(home, earlier, SystemTime::now())
+    }
+
+    /// [`Snapshot::startup_places`], a reading done now taken as begun at `began` (tests: as
+    /// if the files had been written long before).
+    fn startup_places_at(
+        &mut self,
+        home: &Path,
+        earlier: Option<&Snapshot>,
+        began: SystemTime,
+    ) -> Vec<cordon_policy::surface::EnvPlace> {
+        let stamp_now = |f: &Path| std::fs::metadata(f).ok().map(|m| git_state::stamp(&m));
+        if let Some(e) = earlier
+            .and_then(|e| e.startup.as_deref())
+            .filter(|e| e.home == home)
+            .filter(|e| e.files.iter().all(|(f, st)| stamp_now(f) == *st))
+        {
+            self.startup = Some(Box::new(e.clone()));
+            return e.places.clone();
+        }
+        let (places, consulted) = cordon_policy::surface::startup::places_read(home);
+        let settled = |st: &git_state::Stamp| {
+            u64::try_from(st.5).is_ok_and(|secs| {
+                SystemTime::UNIX_EPOCH
+                    + Duration::new(secs, st.6.clamp(0, 999_999_999) as u32)
+                    + SETTLED
+                    < began
+            })
+        };
+        let mut files = Vec::with_capacity(consulted.len());
+        for (f, read) in consulted {
+            let st = stamp_now(&f);
+            match &st {
+                Some(st) if settled(st) => {}
+                None if !read => {}
+                _ => {
+                    self.startup = None;
+                    return places;
+                }
+            }
+            files.push((f, st));
+        }
+        self.startup = Some(Box::new(StartupRead {
+            home: home.to_path_buf(),
+            files,
+            places: places.clone(),
+        }));
+        places
     }
 
     /// Every name directly in `dir` but a directory (what the shell takes by name from a PATH
@@ -952,10 +1033,7 @@ impl Snapshot {
         why: &'static str,
     ) {
         for dir in dirs {
-            let Some(real) = std::fs::canonicalize(&dir)
-                .ok()
-                .filter(|r| r.starts_with(root) && r.is_dir())
-            else {
+            let Some(real) = canonical(&dir).filter(|r| r.starts_with(root) && r.is_dir()) else {
                 continue;
             };
             if self.note(real.clone(), what, why, true) {
@@ -1208,7 +1286,7 @@ impl Snapshot {
     fn note_file(&mut self, path: PathBuf, why: &'static str, roots: &[PathBuf]) -> bool {
         let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
         let target = linked
-            .then(|| std::fs::canonicalize(&path).ok())
+            .then(|| canonical(&path))
             .flatten()
             .filter(|t| roots.iter().any(|r| t.starts_with(r)))
             .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()));
@@ -2280,11 +2358,49 @@ pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
     SCANNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+thread_local! {
+    /// While a snapshot is taken on this thread ([`LinksScope`]): every name asked about on
+    /// the way to a path's real place, for [`canonical`].
+    static LINKS: std::cell::RefCell<Option<cordon_fs::links::Links>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Where `path` really is, as `std::fs::canonicalize` says (`None`: it does not resolve).
+/// While a snapshot is taken, each name on the way is asked about once for the whole snapshot
+/// (`cordon_fs::links::Links`): the places it resolves share their first components (the
+/// root, the home, `/usr`; each word of a git configuration is tried as a file of the root,
+/// each PATH entry and startup file's place resolved), which `canonicalize` (glibc's
+/// realpath, one `readlink` per component) asked about again for each. The snapshot is one
+/// moment's view either way: a link changed while it is taken may be seen either side.
+fn canonical(path: &Path) -> Option<PathBuf> {
+    LINKS.with(|l| match l.borrow_mut().as_mut() {
+        Some(links) => links.canonical(path),
+        None => std::fs::canonicalize(path).ok(),
+    })
+}
+
+/// [`canonical`]'s names kept for as long as this lives (one snapshot), then dropped: the next
+/// snapshot asks again.
+struct LinksScope(Option<cordon_fs::links::Links>);
+
+impl LinksScope {
+    fn enter() -> LinksScope {
+        LinksScope(LINKS.with(|l| l.replace(Some(Default::default()))))
+    }
+}
+
+impl Drop for LinksScope {
+    fn drop(&mut self) {
+        let was = self.0.take();
+        LINKS.with(|l| *l.borrow_mut() = was);
+    }
+}
+
 /// `path` with the links on the way to it resolved (its last component as it is), when that
 /// lies in one of `roots`; else `path` as it is.
 fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
     path.parent()
-        .and_then(|p| std::fs::canonicalize(p).ok())
+        .and_then(canonical)
         .filter(|p| roots.iter().any(|r| p.starts_with(r)))
         .zip(path.file_name())
         .map_or_else(|| path.to_path_buf(), |(p, n)| p.join(n))
@@ -3001,6 +3117,77 @@ fn varint(b: &[u8]) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The startup files' reading kept by a snapshot is what `surface::startup::places` reads,
+    /// and a later snapshot takes it while every file it consulted is as it was: a file
+    /// rewritten (same size), a startup file that appears, one sourced that goes, each makes
+    /// it read again, and then its places are the reader's. One not settled (written in the
+    /// same moment as the reading) is not kept.
+    #[test]
+    fn the_startup_reading_is_taken_while_its_files_are_as_they_were() {
+        use cordon_policy::surface::startup;
+        let d = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        std::fs::write(home.join(".profile"), ". \"$HOME/.cargo/env\"\n").unwrap();
+        std::fs::write(
+            home.join(".cargo/env"),
+            "export PATH=\"$HOME/.cargo/bin:$PATH\"\n",
+        )
+        .unwrap();
+        // Read now, right after the files were written: used, not kept.
+        let mut fresh = Snapshot::default();
+        assert_eq!(
+            fresh.startup_places_at(&home, None, SystemTime::now()),
+            startup::places(&home)
+        );
+        assert!(fresh.startup.is_none(), "an unsettled reading was kept");
+        // As if the files had been written long before.
+        let later = || SystemTime::now() + Duration::from_secs(60);
+        let mut first = Snapshot::default();
+        let places = first.startup_places_at(&home, None, later());
+        assert_eq!(places, startup::places(&home));
+        assert_eq!(places.len(), 2, "{places:?}");
+        // Taken, not read: marked so that a reading would tell.
+        let mut marked = first.clone();
+        marked.startup.as_mut().unwrap().places.pop();
+        let mut next = Snapshot::default();
+        let taken = next.startup_places_at(&home, Some(&marked), later());
+        assert_eq!(taken, marked.startup.as_ref().unwrap().places);
+        assert_eq!(next.startup, marked.startup, "kept on for the next one");
+        // Another home: read.
+        let other = tempfile::tempdir().unwrap();
+        let other = std::fs::canonicalize(other.path()).unwrap();
+        let mut s = Snapshot::default();
+        assert!(s
+            .startup_places_at(&other, Some(&marked), later())
+            .is_empty());
+        // Each change to what it consulted: read again, the reader's places.
+        let changes: [&dyn Fn(); 3] = [
+            &|| {
+                std::fs::write(
+                    home.join(".cargo/env"),
+                    "export PATH=\"$HOME/.cargo/bim:$PATH\"\n",
+                )
+                .unwrap()
+            },
+            &|| std::fs::write(home.join(".bashrc"), ". ~/.nvm/nvm.sh\n").unwrap(),
+            &|| std::fs::remove_file(home.join(".cargo/env")).unwrap(),
+        ];
+        let mut earlier = first;
+        for (i, change) in changes.iter().enumerate() {
+            change();
+            let mut s = Snapshot::default();
+            let got = s.startup_places_at(&home, Some(&earlier), later());
+            assert_eq!(got, startup::places(&home), "change {i}");
+            assert_ne!(
+                got,
+                earlier.startup.as_ref().unwrap().places,
+                "change {i} not seen"
+            );
+            earlier = s;
+        }
+    }
 
     #[test]
     fn a_listing_is_the_directorys_own_and_follows_no_link() {

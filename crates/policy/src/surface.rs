@@ -1524,9 +1524,10 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     }
     // A tool file (`.vscode/tasks.json`) or a settings directory itself (`.claude`: deleting
     // or replacing it is replacing what is inside).
+    // (The entries are compared name by name as they are split, never collected: this runs
+    // for each path of each shell line the hook decides, over every entry.)
     for (tool, why) in TOOL_FILES {
-        let t: Vec<&str> = tool.split('/').collect();
-        if parts.len() >= t.len() && names_are(&parts[parts.len() - t.len()..], &t) {
+        if ends_with(&parts, tool) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1542,10 +1543,7 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // A file in a directory whose every file a tool runs (`.github/hooks/x.json`), or that
     // directory itself.
     for (tool, why) in TOOL_DIRS {
-        let t: Vec<&str> = tool.split('/').collect();
-        if (0..parts.len())
-            .any(|i| parts.len() - i >= t.len() && names_are(&parts[i..i + t.len()], &t))
-        {
+        if (0..parts.len()).any(|i| starts_with(&parts[i..], tool.split('/'))) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1556,8 +1554,10 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // moving or linking it writes what is inside (`mv x .claude` makes `x/settings.json`
     // Claude Code's settings).
     for (tool, why) in TOOL_FILES.iter().chain(TOOL_DIRS) {
-        let t: Vec<&str> = tool.split('/').collect();
-        if (1..t.len()).any(|k| parts.len() >= k && names_are(&parts[parts.len() - k..], &t[..k])) {
+        let names = tool.split('/').count();
+        if (1..names).any(|k| {
+            parts.len() >= k && starts_with(&parts[parts.len() - k..], tool.split('/').take(k))
+        }) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1716,6 +1716,21 @@ pub fn name_is(name: &str, entry: &str) -> bool {
     name == entry
         || (entry.bytes().any(|c| c.is_ascii_uppercase())
             && folded(Path::new(entry)).is_some_and(|f| f.as_os_str() == name))
+}
+
+/// Whether `parts` end with the names of `entry` (`a/b`), each as [`name_is`] compares them.
+fn ends_with(parts: &[&str], entry: &str) -> bool {
+    let mut p = parts.iter().rev();
+    entry
+        .rsplit('/')
+        .all(|e| p.next().is_some_and(|n| name_is(n, e)))
+}
+
+/// Whether `parts` begin with the names `entry` gives, each as [`name_is`] compares them.
+fn starts_with<'a>(parts: &[&str], entry: impl Iterator<Item = &'a str>) -> bool {
+    let mut p = parts.iter();
+    let mut entry = entry;
+    entry.all(|e| p.next().is_some_and(|n| name_is(n, e)))
 }
 
 /// [`name_is`] for each name of two paths' parts.
@@ -2369,6 +2384,72 @@ pub fn is_git_dir_by(has: impl Fn(&str) -> bool) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// `classify` compares the tool entries name by name without collecting them (the hook's
+    /// hot path); its answers are those of the collecting comparison it replaced, kept here,
+    /// for every entry, each of its prefixes and suffixes, with names before and after, and
+    /// in other case.
+    #[test]
+    fn classify_answers_as_the_collecting_comparison_did() {
+        use super::*;
+        fn before(parts: &[&str]) -> Option<&'static str> {
+            for (tool, why) in TOOL_FILES {
+                let t: Vec<&str> = tool.split('/').collect();
+                if parts.len() >= t.len() && names_are(&parts[parts.len() - t.len()..], &t) {
+                    return Some(why);
+                }
+            }
+            if let Some(why) = tool_suffix(parts[parts.len() - 1].as_bytes()) {
+                return Some(why);
+            }
+            for (tool, why) in TOOL_DIRS {
+                let t: Vec<&str> = tool.split('/').collect();
+                if (0..parts.len())
+                    .any(|i| parts.len() - i >= t.len() && names_are(&parts[i..i + t.len()], &t))
+                {
+                    return Some(why);
+                }
+            }
+            for (tool, why) in TOOL_FILES.iter().chain(TOOL_DIRS) {
+                let t: Vec<&str> = tool.split('/').collect();
+                if (1..t.len())
+                    .any(|k| parts.len() >= k && names_are(&parts[parts.len() - k..], &t[..k]))
+                {
+                    return Some(why);
+                }
+            }
+            None
+        }
+        let mut paths: Vec<String> = vec!["x".into(), "a/b/c".into(), "src/main.rs".into()];
+        for (entry, _) in TOOL_FILES.iter().chain(TOOL_DIRS) {
+            let names: Vec<&str> = entry.split('/').collect();
+            for k in 1..=names.len() {
+                let head = names[..k].join("/");
+                let tail = names[names.len() - k..].join("/");
+                for p in [&head, &tail] {
+                    paths.push(p.clone());
+                    paths.push(format!("sub/{p}"));
+                    paths.push(format!("{p}/x"));
+                    paths.push(format!("a/{p}/x/y"));
+                    paths.push(p.to_uppercase());
+                    paths.push(p.to_lowercase());
+                }
+            }
+        }
+        let mut hits = 0;
+        for p in &paths {
+            let parts: Vec<&str> = p.split('/').collect();
+            // (Past the git and cordon names, which the change left alone.)
+            if parts.contains(&".git") || CORDON_FILES.iter().any(|(n, _)| Some(n) == parts.last())
+            {
+                continue;
+            }
+            let now = classify(Path::new(p), &|_| false).map(|h| h.why);
+            assert_eq!(now, before(&parts), "{p}");
+            hits += usize::from(now.is_some());
+        }
+        assert!(hits > 500, "{hits} of {} paths hit", paths.len());
+    }
+
     use super::*;
 
     fn hit(p: &str) -> Option<Kind> {

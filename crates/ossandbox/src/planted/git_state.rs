@@ -939,14 +939,14 @@ fn held(text: &[u8]) -> Vec<Vec<u8>> {
 /// When a file or directory was last changed, as far as reading it again goes: (dev, ino,
 /// size, mtime, mtime_nsec, ctime, ctime_nsec). A write moves ctime, which a run cannot set
 /// back.
-type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+pub(super) type Stamp = (u64, u64, u64, i64, i64, i64, i64);
 
 /// What a snapshot read of a git directory's refs and reflogs, by path, each with its stamp
 /// then: a ref's text, a reflog's length and digest, a directory's names (or why it could not
 /// be read). The "after" snapshot takes what did not change from the "before" one's.
 pub(super) type Reads = HashMap<PathBuf, (Stamp, Arc<Result<Vec<u8>, String>>)>;
 
-fn stamp(m: &std::fs::Metadata) -> Stamp {
+pub(super) fn stamp(m: &std::fs::Metadata) -> Stamp {
     (
         m.dev(),
         m.ino(),

@@ -34,9 +34,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{Listing, Snapshot, SETTLED};
+use cordon_policy::surface::EnvKind;
 
-const HEAD: &[u8] = b"cordon walk listings v2\n";
+use super::{Listing, Snapshot, StartupRead, SETTLED};
+
+const HEAD: &[u8] = b"cordon walk listings v3\n";
 /// A larger file is neither written nor read (about 300,000 directories).
 const MAX_FILE: u64 = 64 << 20;
 
@@ -87,7 +89,7 @@ impl Listings {
     /// when there are none, or they are not to be used (see the module's documentation).
     pub(crate) fn load(&self, roots: &[PathBuf]) -> Option<Snapshot> {
         use std::io::Read;
-        if !self.read {
+        if !self.read || self.in_a_root(roots) {
             return None;
         }
         let dir = cordon_fs::safe::Dir::anchor(&self.dir).ok()?;
@@ -104,9 +106,20 @@ impl Listings {
         decode(&bytes, &context(roots)?)
     }
 
+    /// Whether the directory lies in one of `roots` (canonical), or cannot be resolved: what
+    /// is there the run could have written (the profile keeps the audit log's directory from
+    /// every run, so this is the second line), and a forged file would hide names from the
+    /// walk and keep a startup file's reading that no longer holds.
+    fn in_a_root(&self, roots: &[PathBuf]) -> bool {
+        std::fs::canonicalize(&self.dir).map_or(true, |d| roots.iter().any(|r| d.starts_with(r)))
+    }
+
     /// Keeps `snapshot`'s listings (of a scan that completed) for the next run over `roots`.
     /// Best effort: without them the next run reads every directory.
     pub(crate) fn store(&self, snapshot: &Snapshot, roots: &[PathBuf]) {
+        if self.in_a_root(roots) {
+            return;
+        }
         let Some(ctx) = context(roots) else {
             return;
         };
@@ -231,9 +244,92 @@ fn encode(s: &Snapshot, ctx: &[u8]) -> Option<Vec<u8>> {
             }
         }
     }
+    // Then the reading of the shell startup files (already kept only where every stamp was
+    // settled, see `Snapshot::startup_places`): the next snapshot `stat`s each file it
+    // consulted and parses none of them while all are as they were.
+    match s.startup.as_deref() {
+        None => out.push(0),
+        Some(st) => {
+            out.push(1);
+            put_bytes(&mut out, st.home.as_os_str().as_bytes());
+            out.extend_from_slice(&(st.files.len() as u32).to_le_bytes());
+            for (path, stamp) in &st.files {
+                put_bytes(&mut out, path.as_os_str().as_bytes());
+                match stamp {
+                    None => out.push(0),
+                    Some(m) => {
+                        out.push(1);
+                        for n in [
+                            m.0, m.1, m.2, m.3 as u64, m.4 as u64, m.5 as u64, m.6 as u64,
+                        ] {
+                            out.extend_from_slice(&n.to_le_bytes());
+                        }
+                    }
+                }
+            }
+            out.extend_from_slice(&(st.places.len() as u32).to_le_bytes());
+            for p in &st.places {
+                put_bytes(&mut out, p.path.as_os_str().as_bytes());
+                out.push(match p.kind {
+                    EnvKind::PathDir => 0,
+                    EnvKind::LoadDir => 1,
+                    EnvKind::File => 2,
+                });
+                put_bytes(&mut out, p.why.as_bytes());
+            }
+        }
+    }
     let sum = fnv(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     Some(out)
+}
+
+/// The startup files' reading of a listings file ([`encode`]); `None` when it does not parse,
+/// or names a reason [`startup::WHYS`] does not hold (a build that reads the files otherwise).
+fn decode_startup(r: &mut Reader<'_>) -> Option<Option<Box<StartupRead>>> {
+    use cordon_policy::surface::{startup, EnvPlace};
+    if r.u8()? == 0 {
+        return Some(None);
+    }
+    let home = PathBuf::from(OsStr::from_bytes(r.bytes()?));
+    let n = r.u32()? as usize;
+    let mut files = Vec::with_capacity(n.min(r.0.len() / 8));
+    for _ in 0..n {
+        let path = PathBuf::from(OsStr::from_bytes(r.bytes()?));
+        let stamp = match r.u8()? {
+            0 => None,
+            1 => Some((
+                r.u64()?,
+                r.u64()?,
+                r.u64()?,
+                r.u64()? as i64,
+                r.u64()? as i64,
+                r.u64()? as i64,
+                r.u64()? as i64,
+            )),
+            _ => return None,
+        };
+        files.push((path, stamp));
+    }
+    let n = r.u32()? as usize;
+    let mut places = Vec::with_capacity(n.min(r.0.len() / 8));
+    for _ in 0..n {
+        let path = PathBuf::from(OsStr::from_bytes(r.bytes()?));
+        let kind = match r.u8()? {
+            0 => EnvKind::PathDir,
+            1 => EnvKind::LoadDir,
+            2 => EnvKind::File,
+            _ => return None,
+        };
+        let why = r.bytes()?;
+        let why = startup::WHYS.iter().find(|w| w.as_bytes() == why)?;
+        places.push(EnvPlace { path, kind, why });
+    }
+    Some(Some(Box::new(StartupRead {
+        home,
+        files,
+        places,
+    })))
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -329,6 +425,7 @@ fn decode(bytes: &[u8], ctx: &[u8]) -> Option<Snapshot> {
         s.git
             .insert(dir, super::git_state::GitState::from_reads(reads));
     }
+    s.startup = decode_startup(&mut r)?;
     r.0.is_empty().then_some(s)
 }
 
@@ -415,6 +512,82 @@ mod tests {
         std::fs::write(&elsewhere, &bytes).unwrap();
         std::os::unix::fs::symlink(&elsewhere, l.path()).unwrap();
         assert!(l.load(&roots).is_none());
+    }
+
+    /// The reading of the shell startup files is kept with the listings and read back whole;
+    /// one that names a reason this build does not give is not used.
+    #[test]
+    fn a_startup_reading_is_kept_with_the_listings() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = roots_of(d.path());
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        std::fs::write(home.join(".profile"), ". \"$HOME/.cargo/env\"\n").unwrap();
+        std::fs::write(
+            home.join(".cargo/env"),
+            "export PATH=\"$HOME/.cargo/bin:$PATH\"\n",
+        )
+        .unwrap();
+        let mut snap = Snapshot::take(&roots);
+        snap.started = snap.started.map(|t| t + Duration::from_secs(60));
+        let later = SystemTime::now() + Duration::from_secs(60);
+        let places = snap.startup_places_at(&home, None, later);
+        assert_eq!(places.len(), 2, "{places:?}");
+        let kept = snap.startup.clone().expect("a settled reading is kept");
+        assert!(kept
+            .files
+            .iter()
+            .any(|(f, st)| f == &home.join(".cargo/env") && st.is_some()));
+        assert!(kept
+            .files
+            .iter()
+            .any(|(f, st)| f == &home.join(".zshrc") && st.is_none()));
+        let store = tempfile::tempdir().unwrap();
+        let l = Listings::beside(store.path(), &roots);
+        l.store(&snap, &roots);
+        assert_eq!(l.load(&roots).unwrap().startup, Some(kept.clone()));
+        // A reason no reader of this build gives: the file is not used.
+        let mut odd = snap.clone();
+        odd.startup.as_mut().unwrap().places[0].why = "another build's reason";
+        l.store(&odd, &roots);
+        assert!(l.load(&roots).is_none());
+    }
+
+    /// Listings kept in one of the roots (a directory the run could write) are neither read
+    /// nor written: a forged file would hide names from the walk and keep a startup file's
+    /// reading that no longer holds. (Before, a file there was read like any other.)
+    #[test]
+    fn listings_in_a_root_are_not_used() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = roots_of(d.path());
+        std::fs::create_dir_all(roots[0].join("a")).unwrap();
+        let mut snap = Snapshot::take(&roots);
+        snap.started = snap.started.map(|t| t + Duration::from_secs(60));
+        let outside = tempfile::tempdir().unwrap();
+        let l = Listings::beside(outside.path(), &roots);
+        l.store(&snap, &roots);
+        let bytes = std::fs::read(l.path()).unwrap();
+        assert!(l.load(&roots).is_some());
+        // The same file, in a root (as a run there would forge it): not read.
+        let inside = roots[0].join("state/scans");
+        std::fs::create_dir_all(&inside).unwrap();
+        let l = Listings::beside(&inside, &roots);
+        std::fs::write(l.path(), &bytes).unwrap();
+        assert!(l.load(&roots).is_none(), "listings in a root were used");
+        // Nor written there.
+        std::fs::remove_file(l.path()).unwrap();
+        l.store(&snap, &roots);
+        assert!(!l.path().exists());
+        // Reached through a link to the root: the same.
+        let link = outside.path().join("link");
+        std::os::unix::fs::symlink(&roots[0], &link).unwrap();
+        std::fs::write(l.path(), &bytes).unwrap();
+        let l = Listings::beside(&link.join("state/scans"), &roots);
+        assert!(
+            l.load(&roots).is_none(),
+            "listings through a link into a root were used"
+        );
     }
 
     /// Listings not yet settled when the snapshot was taken are not kept (no later snapshot

@@ -42,12 +42,24 @@ const MAX_FILES: usize = 32;
 /// Startup files are small; a larger one is read no further.
 const MAX_BYTES: u64 = 1 << 20;
 
+/// Every reason a place of [`places`] gives: a reading kept between runs names its places'
+/// reasons by these (`cordon_ossandbox`'s listings file), and one it cannot name is read again.
+pub const WHYS: &[&str] = &[SOURCED_WHY, PATH_WHY];
+
 /// The files the operator's shell startup files under `home` source or run by path, and the
 /// directories they put on the PATH: absolute, lexically normal, as written (links are the
 /// caller's to resolve).
 pub fn places(home: &Path) -> Vec<EnvPlace> {
+    places_read(home).0
+}
+
+/// [`places`], with every file it consulted (a startup file, a file one sources, in the order
+/// tried) and whether it read it: all the places depend on, for a caller that keeps the
+/// reading while those files stay as they were (the after-run scan, `cordon_ossandbox`).
+pub fn places_read(home: &Path) -> (Vec<EnvPlace>, Vec<(PathBuf, bool)>) {
     let mut out: Vec<EnvPlace> = Vec::new();
     let mut read_files: Vec<PathBuf> = Vec::new();
+    let mut consulted: Vec<(PathBuf, bool)> = Vec::new();
     let mut todo: Vec<(PathBuf, usize)> = STARTUP.iter().map(|f| (home.join(f), 0)).collect();
     todo.reverse();
     while let Some((file, depth)) = todo.pop() {
@@ -56,10 +68,11 @@ pub fn places(home: &Path) -> Vec<EnvPlace> {
         }
         read_files.push(file.clone());
         // (Never blocking on a FIFO a run left at a startup file's name.)
-        let Some(text) = cordon_fs::safe::read_followed(&file, MAX_BYTES)
+        let text = cordon_fs::safe::read_followed(&file, MAX_BYTES)
             .ok()
-            .flatten()
-        else {
+            .flatten();
+        consulted.push((file.clone(), text.is_some()));
+        let Some(text) = text else {
             continue;
         };
         for place in read(&text, home) {
@@ -71,7 +84,7 @@ pub fn places(home: &Path) -> Vec<EnvPlace> {
             }
         }
     }
-    out
+    (out, consulted)
 }
 
 /// The places one startup file's text names ([`places`]).
