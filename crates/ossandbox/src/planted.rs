@@ -14,7 +14,7 @@
 //!                             │
 //!              Finding per path that appeared or changed
 //!                             │
-//!              quarantine: rename to NAME.cordon-quarantine[-N]
+//!              quarantine: rename to [.]NAME.cordon-quarantine[-N]
 //!              (a changed small file gets its earlier content back;
 //!               each move journaled first, see `journal.rs`)
 //! ```
@@ -3706,7 +3706,7 @@ mod tests {
         assert_eq!(restored.mode() & 0o7777, 0o664);
         assert_eq!((restored.uid(), restored.gid()), (owner.uid(), owner.gid()));
         assert_eq!(
-            std::fs::read(root.join(".git/config.cordon-quarantine")).unwrap(),
+            std::fs::read(root.join(".git/.config.cordon-quarantine")).unwrap(),
             b"[core]\n\tfsmonitor = evil\n"
         );
         assert!(!root.join(".git/commondir").exists());
@@ -4133,7 +4133,7 @@ mod tests {
         let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
         let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
         assert_eq!(paths, vec![root.join(".git/sequencer/todo")], "{found:#?}");
-        assert!(root.join(".git/sequencer/todo.cordon-quarantine").exists());
+        assert!(root.join(".git/sequencer/.todo.cordon-quarantine").exists());
     }
 
     /// Round 10: a root below the home (`~/.claude` here) holds part of the home's surface,

@@ -354,16 +354,30 @@ fn kept_path(entry: &Path) -> PathBuf {
     entry.with_file_name(format!("kept-{}", n.strip_prefix("journal-").unwrap_or(&n)))
 }
 
-/// Renames `name` aside (never over an existing name): the plain quarantine name first; when
-/// it is taken, names the command could not have planted in advance (the clock's nanoseconds
-/// now). Returns the new name.
+/// The quarantine name of `name`, stamp aside: `NAME.cordon-quarantine`, with a leading dot
+/// where `NAME` has none. A shell's glob skips dot-names: the operator's startup files that
+/// source every file of a directory (`for rc in ~/.bashrc.d/*; do . "$rc"; done`, Fedora's
+/// `.bashrc`) ran `x.sh.cordon-quarantine` at the next shell as they would have run `x.sh`.
+fn aside_name(name: &Path) -> OsString {
+    let name = name.as_os_str();
+    let mut aside = OsString::new();
+    if !name.as_bytes().starts_with(b".") {
+        aside.push(".");
+    }
+    aside.push(name);
+    aside.push(".cordon-quarantine");
+    aside
+}
+
+/// Renames `name` aside (never over an existing name): the plain quarantine name first
+/// ([`aside_name`]); when it is taken, names the command could not have planted in advance
+/// (the clock's nanoseconds now). Returns the new name.
 fn move_aside(dir: &Dir, name: &Path) -> Result<OsString, String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     for n in 0..100 {
-        let mut aside = name.as_os_str().to_os_string();
-        aside.push(".cordon-quarantine");
+        let mut aside = aside_name(name);
         if n > 0 {
             aside.push(format!("-{stamp:x}-{n}"));
         }
@@ -377,12 +391,14 @@ fn move_aside(dir: &Dir, name: &Path) -> Result<OsString, String> {
 }
 
 /// The quarantine name beside `name` that holds the file `id`, moved there by an earlier
-/// attempt.
+/// attempt (by this cordon, [`aside_name`], or by one before it, which added no dot).
 fn find_aside(dir: &Dir, name: &Path, id: (u64, u64)) -> Option<OsString> {
-    let mut prefix = name.as_os_str().as_bytes().to_vec();
-    prefix.extend_from_slice(b".cordon-quarantine");
+    let prefix = aside_name(name);
+    let mut undotted = name.as_os_str().as_bytes().to_vec();
+    undotted.extend_from_slice(b".cordon-quarantine");
     dir.entries().ok()?.into_iter().find_map(|(n, _)| {
-        (n.as_bytes().starts_with(&prefix)
+        let b = n.as_bytes();
+        ((b.starts_with(prefix.as_bytes()) || b.starts_with(&undotted))
             && dir
                 .stat_at(Path::new(&n))
                 .ok()
