@@ -332,7 +332,7 @@ fn a_wrapped_servers_plant_is_moved_aside_right_after_the_call() {
             fx.what()
         );
         assert!(
-            fx.ws.join(".github/hooks.cordon-quarantine").is_dir(),
+            fx.ws.join(".github/.hooks.cordon-quarantine").is_dir(),
             "{}",
             fx.what()
         );
