@@ -1399,7 +1399,7 @@ pub fn classify_home_real(home: &Path, real: &Path, root: &Path) -> Option<Hit> 
 
 /// Where the operator's links at the home's own names put its configuration: the targets of
 /// the links at a dot-name of the home or `~/bin`, and at a name directly in `~/.config`,
-/// `~/.local/share` or `~/.local/bin` (`~/.config/kitty -> ~/dots/kitty`, a tool no list
+/// `~/.local/share` or `~/.local/bin` (`~/.config/ghostty -> ~/dots/ghostty`, a tool no list
 /// names). What lies below one is the home's configuration, as a file under a dot-name of the
 /// home is ([`home_dotted`]): the file tools ask for it wherever it lies. One listing of each
 /// of those directories, a `readlink` per link.
