@@ -672,3 +672,37 @@ impl Entry {
         self.dir.path().join(&self.name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quarantine name has a leading dot (a shell's glob skips it); a move an earlier
+    /// cordon made without one is still found, so its interrupted restore is finished.
+    #[test]
+    fn the_quarantine_name_is_dotted_and_an_undotted_one_is_still_found() {
+        assert_eq!(aside_name(Path::new(".envrc")), ".envrc.cordon-quarantine");
+        assert_eq!(aside_name(Path::new("x.sh")), ".x.sh.cordon-quarantine");
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().canonicalize().unwrap();
+        std::fs::write(p.join("x.sh.cordon-quarantine"), "by an earlier cordon").unwrap();
+        std::fs::write(p.join(".y.sh.cordon-quarantine"), "by this one").unwrap();
+        let id = |n: &str| {
+            let m = std::fs::metadata(p.join(n)).unwrap();
+            (m.dev(), m.ino())
+        };
+        let dir = Dir::open_absolute(&p).unwrap();
+        assert_eq!(
+            find_aside(&dir, Path::new("x.sh"), id("x.sh.cordon-quarantine")),
+            Some("x.sh.cordon-quarantine".into())
+        );
+        assert_eq!(
+            find_aside(&dir, Path::new("y.sh"), id(".y.sh.cordon-quarantine")),
+            Some(".y.sh.cordon-quarantine".into())
+        );
+        assert_eq!(
+            find_aside(&dir, Path::new("y.sh"), id("x.sh.cordon-quarantine")),
+            None
+        );
+    }
+}
