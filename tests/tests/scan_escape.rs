@@ -3602,7 +3602,8 @@ fn each_moved_aside(fx: &Fixture, err: &str, names: &[&str]) {
 /// `GOFLAGS=-toolexec=PROG` runs PROG at every `go build`; `~/.mavenrc`, which `mvn`
 /// sources; fish's `vendor_conf.d`) were left in place unreported: the real bash then ran the
 /// plant at its next start and the real go took the run's GOFLAGS. They are reported and
-/// moved aside.
+/// moved aside, also where the run rewrote `.bashrc` without its loop (the scan puts the
+/// operator's back, loop and all, so the loop read before the run counts).
 #[test]
 fn what_a_startup_loop_sources_and_the_homes_build_tool_files_are_watched() {
     each(|fx| {
@@ -3623,7 +3624,8 @@ fn what_a_startup_loop_sources_and_the_homes_build_tool_files_are_watched() {
              echo 'touch /tmp/x' > .zsh/x.zsh && \
              echo 'GOFLAGS=-toolexec=/tmp/x' > .config/go/env && \
              echo 'touch /tmp/x' > .mavenrc && \
-             echo 'touch /tmp/x' > .local/share/fish/vendor_conf.d/x.fish",
+             echo 'touch /tmp/x' > .local/share/fish/vendor_conf.d/x.fish && \
+             echo '# no loop' > .bashrc",
             ran.display()
         ));
         c.env("HOME", &fx.ws)

@@ -345,6 +345,9 @@ pub struct Snapshot {
     dotenv: bool,
     /// Nothing is put back from this snapshot's contents ([`Snapshot::forget_contents`]).
     no_restore: bool,
+    /// What the operator's shell startup files named when this snapshot was taken, with what
+    /// they named at the earlier one ([`Snapshot::environment`]).
+    startup: Vec<cordon_policy::surface::EnvPlace>,
     /// What the first of the runs over these roots still going kept before its command
     /// began ([`Snapshot::restore_from`]): what is put back, instead of this snapshot's
     /// contents, which may hold another run's plant.
@@ -641,7 +644,7 @@ impl Snapshot {
             }
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
-        s.environment(roots, home.as_deref(), &|n| std::env::var_os(n));
+        s.environment(roots, home.as_deref(), earlier, &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
@@ -751,14 +754,26 @@ impl Snapshot {
     /// operator's shell looks there at the next command. The directories of `ENV_LOAD_DIRS`
     /// (`PYTHONPATH=proj/src`) are the file tools' only: every file below one is loaded, and
     /// moving aside each edit of a project's own source would undo the run's work.
+    ///
+    /// The startup files are read now and as the `earlier` snapshot read them: a run that
+    /// rewrote `~/.bashrc` without its loop over `~/.bashrc.d/*` (a change the scan undoes)
+    /// hid its plant there from a reading of the rewritten file, and the restored `.bashrc`
+    /// sourced it at the next shell.
     fn environment(
         &mut self,
         roots: &[PathBuf],
         home: Option<&Path>,
+        earlier: Option<&Snapshot>,
         var: &dyn Fn(&str) -> Option<OsString>,
     ) {
         use cordon_policy::surface::{environment_places, startup, EnvKind};
-        let at_startup = home.map(startup::places).unwrap_or_default();
+        self.startup = home.map(startup::places).unwrap_or_default();
+        for place in earlier.map_or(&[][..], |e| &e.startup[..]) {
+            if !self.startup.contains(place) {
+                self.startup.push(place.clone());
+            }
+        }
+        let at_startup = self.startup.clone();
         for place in environment_places(var).into_iter().chain(at_startup) {
             let at = std::fs::canonicalize(&place.path)
                 .unwrap_or_else(|_| real_in(&cordon_fs::links::lexical(&place.path), roots));
