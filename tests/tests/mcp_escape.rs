@@ -264,8 +264,10 @@ fn planted_during_a_call(fx: &Fixture, w: &mut Wrapped, rel: &str, earlier: Opti
             fx.what()
         ),
     }
-    let mut aside = plant.as_os_str().to_owned();
-    aside.push(".cordon-quarantine");
+    // `NAME.cordon-quarantine`, with a leading dot where `NAME` has none.
+    let name = plant.file_name().unwrap().to_string_lossy();
+    let dot = if name.starts_with('.') { "" } else { "." };
+    let aside = plant.with_file_name(format!("{dot}{name}.cordon-quarantine"));
     assert_eq!(
         fs::read_to_string(&aside).unwrap_or_default(),
         content,
@@ -330,7 +332,7 @@ fn a_wrapped_servers_plant_is_moved_aside_right_after_the_call() {
             fx.what()
         );
         assert!(
-            fx.ws.join(".github/hooks.cordon-quarantine").is_dir(),
+            fx.ws.join(".github/.hooks.cordon-quarantine").is_dir(),
             "{}",
             fx.what()
         );
@@ -449,12 +451,12 @@ fn a_wrapped_servers_plant_while_idle_is_moved_aside_before_any_further_call() {
             (".envrc", ".envrc.cordon-quarantine", "idle"),
             (
                 ".claude/settings.json",
-                ".claude/settings.json.cordon-quarantine",
+                ".claude/.settings.json.cordon-quarantine",
                 "hooks",
             ),
             (
                 ".git/hooks/post-checkout",
-                ".git/hooks/post-checkout.cordon-quarantine",
+                ".git/hooks/.post-checkout.cordon-quarantine",
                 "planted",
             ),
             (

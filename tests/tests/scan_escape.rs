@@ -4162,3 +4162,96 @@ fn a_killed_mcp_servers_parallel_calls_removal_is_written_back_by_the_next() {
         );
     });
 }
+
+/// Round 12 (redteam25): with the home as the writable root, a directory the operator's shell
+/// startup files source file by file in a loop (Fedora's default `.bashrc`: `for rc in
+/// ~/.bashrc.d/*; do . "$rc"; done`; a `.zshrc`'s `for f in ~/.zsh/*.zsh`) and the home's
+/// files of build tools and shells no list named (`~/.config/go/env`, whose
+/// `GOFLAGS=-toolexec=PROG` runs PROG at every `go build`; `~/.mavenrc`, which `mvn`
+/// sources; fish's `vendor_conf.d`) were left in place unreported: the real bash then ran the
+/// plant at its next start and the real go took the run's GOFLAGS. They are reported and
+/// moved aside, also where the run rewrote `.bashrc` without its loop (the scan puts the
+/// operator's back, loop and all, so the loop read before the run counts).
+#[test]
+fn what_a_startup_loop_sources_and_the_homes_build_tool_files_are_watched() {
+    each(|fx| {
+        let bashrc = "if [ -d ~/.bashrc.d ]; then\n\tfor rc in ~/.bashrc.d/*; do\n\t\tif [ -f \"$rc\" ]; then\n\t\t\t. \"$rc\"\n\t\tfi\n\tdone\nfi\nunset rc\n";
+        fs::write(fx.ws.join(".bashrc"), bashrc).unwrap();
+        fs::write(
+            fx.ws.join(".zshrc"),
+            "for f in ~/.zsh/*.zsh; do source $f; done\n",
+        )
+        .unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let ran = fx.root.join("bashrc-d-ran");
+        let mut c = fx.exec_cmd(&format!(
+            "mkdir -p .bashrc.d .zsh .config/go .local/share/fish/vendor_conf.d && \
+             echo 'touch {}' > .bashrc.d/x.sh && \
+             echo 'touch /tmp/x' > .zsh/x.zsh && \
+             echo 'GOFLAGS=-toolexec=/tmp/x' > .config/go/env && \
+             echo 'touch /tmp/x' > .mavenrc && \
+             echo 'touch /tmp/x' > .local/share/fish/vendor_conf.d/x.fish && \
+             echo '# no loop' > .bashrc",
+            ran.display()
+        ));
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [
+            ".bashrc.d/x.sh",
+            ".zsh/x.zsh",
+            ".config/go/env",
+            ".mavenrc",
+            ".local/share/fish/vendor_conf.d/x.fish",
+        ] {
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        // The real programs, as the operator's next shell and build start them.
+        let o = Command::new("bash")
+            .args(["-ic", "true"])
+            .env_clear()
+            .env("HOME", &fx.ws)
+            .env("PATH", "/usr/bin:/bin")
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            !ran.exists(),
+            "{} bash ran the plant: {}",
+            fx.what(),
+            describe(&o)
+        );
+        let o = Command::new("go")
+            .args(["env", "GOFLAGS"])
+            .env_clear()
+            .env("HOME", &fx.ws)
+            .env("PATH", "/usr/bin:/bin")
+            .env("GOCACHE", fx.root.join("gocache"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "",
+            "{} go took the run's GOFLAGS: {}",
+            fx.what(),
+            describe(&o)
+        );
+    });
+}

@@ -890,7 +890,7 @@ fn a_killed_runs_store_plant(who: Who, log_elsewhere: bool) {
             describe(&out)
         );
         assert!(
-            fx.ws.join(".config/cordon.cordon-quarantine").exists()
+            fx.ws.join(".config/.cordon.cordon-quarantine").exists()
                 || fx.ws.join(".config.cordon-quarantine").exists(),
             "{backend} {who:?} {plant}: nothing moved aside"
         );

@@ -61,11 +61,11 @@ fn a_plant_in_a_directory_the_scan_cannot_list_is_moved_aside() {
             // Restore the modes so the temporary directory can be removed.
             for d in [
                 "h",
-                "h.cordon-quarantine",
+                ".h.cordon-quarantine",
                 "i/j",
-                "i/j.cordon-quarantine",
+                "i/.j.cordon-quarantine",
                 "k",
-                "k.cordon-quarantine",
+                ".k.cordon-quarantine",
             ] {
                 let _ = fs::set_permissions(ws.join(d), fs::Permissions::from_mode(0o755));
             }

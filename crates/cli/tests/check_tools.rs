@@ -657,16 +657,16 @@ fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
             "under the home: {under_home}"
         );
         // A tool no list names, linked at a name in `~/.config`: its directory is the home's
-        // configuration, as `~/.config/kitty/` itself is.
-        std::fs::create_dir_all(dots.join("kitty")).unwrap();
+        // configuration, as `~/.config/ghostty/` itself is.
+        std::fs::create_dir_all(dots.join("ghostty")).unwrap();
         std::fs::create_dir_all(home.join(".config")).unwrap();
-        std::os::unix::fs::symlink(dots.join("kitty"), home.join(".config/kitty")).unwrap();
+        std::os::unix::fs::symlink(dots.join("ghostty"), home.join(".config/ghostty")).unwrap();
         assert_eq!(
-            decide("kitty/kitty.conf"),
+            decide("ghostty/ghostty.conf"),
             ask,
             "under the home: {under_home}"
         );
-        assert_eq!(decide("kittyx/notes").0, "allow");
+        assert_eq!(decide("ghosttyx/notes").0, "allow");
         // A link at a dot-name naming the root itself: a project of its own, as a root
         // under `~/.dotfiles` is.
         std::os::unix::fs::symlink(&dots, home.join(".dots")).unwrap();
@@ -760,8 +760,8 @@ fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface
 
 /// Round 11 (redteam24): a root of `~/.config` with `XDG_CONFIG_HOME` unset is the same
 /// directory as with `XDG_CONFIG_HOME=~/.config`, where every file configures a program of
-/// the operator's and asks; unset, a file no list names (`wezterm/wezterm.lua`, Lua the
-/// terminal runs at every start; `kitty/kitty.conf`) was allowed by the root's mode. Now the
+/// the operator's and asks; unset, a file no list names (`foot/foot.ini`, whose `shell` the
+/// terminal starts in every window; `ghostty/config`) was allowed by the root's mode. Now the
 /// default place counts as the variable's.
 #[test]
 fn the_default_configuration_directory_as_a_root_is_on_the_surface() {
@@ -780,7 +780,7 @@ fn the_default_configuration_directory_as_a_root_is_on_the_surface() {
     )
     .unwrap();
     let ask = ("ask".to_string(), "builtin:surface".to_string());
-    for rel in ["wezterm/wezterm.lua", "kitty/kitty.conf", "anything"] {
+    for rel in ["foot/foot.ini", "ghostty/config", "anything"] {
         for xdg in [Some(&cfg), None] {
             let mut c = common::command(&base);
             c.env("HOME", &home).env_remove("XDG_CONFIG_HOME");

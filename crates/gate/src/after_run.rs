@@ -1946,7 +1946,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
-        assert!(!base.join("ws/victim.cordon-quarantine").exists());
+        assert!(!base.join("ws/.victim.cordon-quarantine").exists());
     }
 
     /// What a run kept after its marker's text ([`Pending::keep`]) reads back whole, whatever

@@ -14,7 +14,7 @@
 //!                             │
 //!              Finding per path that appeared or changed
 //!                             │
-//!              quarantine: rename to NAME.cordon-quarantine[-N]
+//!              quarantine: rename to [.]NAME.cordon-quarantine[-N]
 //!              (a changed small file gets its earlier content back;
 //!               each move journaled first, see `journal.rs`)
 //! ```
@@ -345,6 +345,9 @@ pub struct Snapshot {
     dotenv: bool,
     /// Nothing is put back from this snapshot's contents ([`Snapshot::forget_contents`]).
     no_restore: bool,
+    /// What the operator's shell startup files named when this snapshot was taken, with what
+    /// they named at the earlier one ([`Snapshot::environment`]).
+    startup_named: Vec<cordon_policy::surface::EnvPlace>,
     /// What the first of the runs over these roots still going kept before its command
     /// began ([`Snapshot::restore_from`]): what is put back, instead of this snapshot's
     /// contents, which may hold another run's plant.
@@ -768,6 +771,11 @@ impl Snapshot {
     /// operator's shell looks there at the next command. The directories of `ENV_LOAD_DIRS`
     /// (`PYTHONPATH=proj/src`) are the file tools' only: every file below one is loaded, and
     /// moving aside each edit of a project's own source would undo the run's work.
+    ///
+    /// The startup files are read now and as the `earlier` snapshot read them: a run that
+    /// rewrote `~/.bashrc` without its loop over `~/.bashrc.d/*` (a change the scan undoes)
+    /// hid its plant there from a reading of the rewritten file, and the restored `.bashrc`
+    /// sourced it at the next shell.
     fn environment(
         &mut self,
         roots: &[PathBuf],
@@ -776,9 +784,16 @@ impl Snapshot {
         var: &dyn Fn(&str) -> Option<OsString>,
     ) {
         use cordon_policy::surface::{environment_places, EnvKind};
-        let at_startup = home
+        let mut named = home
             .map(|h| self.startup_places(h, earlier))
             .unwrap_or_default();
+        for place in earlier.map_or(&[][..], |e| &e.startup_named[..]) {
+            if !named.contains(place) {
+                named.push(place.clone());
+            }
+        }
+        self.startup_named = named.clone();
+        let at_startup = named;
         for place in environment_places(var).into_iter().chain(at_startup) {
             let at = canonical(&place.path)
                 .unwrap_or_else(|| real_in(&cordon_fs::links::lexical(&place.path), roots));
@@ -3975,7 +3990,7 @@ mod tests {
         assert_eq!(restored.mode() & 0o7777, 0o664);
         assert_eq!((restored.uid(), restored.gid()), (owner.uid(), owner.gid()));
         assert_eq!(
-            std::fs::read(root.join(".git/config.cordon-quarantine")).unwrap(),
+            std::fs::read(root.join(".git/.config.cordon-quarantine")).unwrap(),
             b"[core]\n\tfsmonitor = evil\n"
         );
         assert!(!root.join(".git/commondir").exists());
@@ -4402,7 +4417,7 @@ mod tests {
         let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
         let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
         assert_eq!(paths, vec![root.join(".git/sequencer/todo")], "{found:#?}");
-        assert!(root.join(".git/sequencer/todo.cordon-quarantine").exists());
+        assert!(root.join(".git/sequencer/.todo.cordon-quarantine").exists());
     }
 
     /// Round 10: a root below the home (`~/.claude` here) holds part of the home's surface,

@@ -783,7 +783,60 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".config/opencode/opencode.jsonc",
         "opencode loads the plugins and starts the MCP servers it names",
     ),
+    // Round 12 (redteam25), build tools read from the home in every project. Checked: go 1.19
+    // took `GOFLAGS=-toolexec=PROG` from `~/.config/go/env` (`go env GOFLAGS`), which runs
+    // PROG at every `go build`/`go test`; Debian's maven 3 `mvn` script sources `~/.mavenrc`
+    // at every start. Gradle (docs, not installable here) runs its init scripts at every
+    // build and starts every build's daemon with `org.gradle.jvmargs` (a `-javaagent`).
+    (
+        ".config/go/env",
+        "go takes its GOFLAGS from it at every command (`-toolexec=PROG` runs PROG at every build)",
+    ),
+    (".mavenrc", "mvn sources it at every start"),
+    (".gradle/init.gradle", GRADLE_INIT),
+    (".gradle/init.gradle.kts", GRADLE_INIT),
+    (
+        ".gradle/gradle.properties",
+        "Gradle starts every build's daemon with the `org.gradle.jvmargs` it sets (a `-javaagent` is code)",
+    ),
+    // Shells and prompts no other entry names (from their documentation): each runs this
+    // file at every start (starship: a custom module's `command` at every prompt).
+    (".config/starship.toml", "starship runs its custom modules' commands at every prompt"),
+    (".config/nushell/config.nu", "nushell runs it at every start"),
+    (".config/nushell/env.nu", "nushell runs it at every start"),
+    (".xonshrc", "xonsh runs it at every start"),
+    (".config/xonsh/rc.xsh", "xonsh runs it at every start"),
+    (".tcshrc", "tcsh runs it at every start"),
+    (".cshrc", "csh and tcsh run it at every start"),
+    (".login", "csh and tcsh run it in every login shell"),
+    (".kshrc", "ksh93 runs it in every interactive shell"),
+    (".mkshrc", "mksh runs it in every interactive shell"),
+    (".config/elvish/rc.elv", "elvish runs it at every start"),
+    (
+        ".config/powershell/Microsoft.PowerShell_profile.ps1",
+        "PowerShell runs it at every start",
+    ),
+    (".config/powershell/profile.ps1", "PowerShell runs it at every start"),
+    // Terminals and window managers: the shell or programs they start are this file's.
+    (".wezterm.lua", "WezTerm runs it (Lua) at every start"),
+    (".config/wezterm/wezterm.lua", "WezTerm runs it (Lua) at every start"),
+    (
+        ".config/alacritty/alacritty.toml",
+        "Alacritty starts the shell program it names in every window",
+    ),
+    (
+        ".config/alacritty/alacritty.yml",
+        "Alacritty starts the shell program it names in every window",
+    ),
+    (".config/i3/config", "i3 runs its `exec` lines at every login"),
+    (".config/sway/config", "sway runs its `exec` lines at every login"),
+    (
+        ".config/hypr/hyprland.conf",
+        "Hyprland runs its `exec-once` lines at every login",
+    ),
 ];
+
+const GRADLE_INIT: &str = "Gradle runs it before every build, in any project";
 
 /// The part of the surface that wires an agent host's hooks, plugins and MCP servers — cordon's
 /// own hook among them (`cordon install` writes these): an agent's file tool writing one could
@@ -915,7 +968,9 @@ const ENV_FILE_WHY: &str = "a file the operator's environment names as one a pro
 /// ([`environment_places`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvKind {
-    /// A directory on the PATH: a program directly in it is taken by its name.
+    /// A directory on the PATH: a program directly in it is taken by its name. Also one a
+    /// shell startup file's loop sources every file of (`~/.bashrc.d/*`, [`startup`]): what
+    /// runs is each file directly in it, the same way.
     PathDir,
     /// A directory of [`ENV_LOAD_DIRS`]: a file anywhere below it is loaded.
     LoadDir,
@@ -1194,6 +1249,48 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         "a desktop entry here replaces the system's of that name: its `Exec` runs when the operator starts that program from the menu",
     ),
     (".jupyter", "Jupyter runs the `jupyter_*_config.py` files here at every start"),
+    // Round 12 (redteam25), from each program's documentation (none installable here): fish
+    // runs `vendor_conf.d` under its data directory as it runs `conf.d`, and autoloads
+    // functions and completions (at a tab press, as bash-completion's) from these; Neovim's
+    // runtimepath holds `site` (its `plugin/` and `pack/*/start/` run at every start);
+    // systemd takes a user unit here before the system's of that name (`pipewire.service`
+    // here replaces the one every login starts); Gradle runs each init script here before
+    // every build; oh-my-zsh is zsh code sourced at every start (its `custom/*.zsh`, also
+    // read from `~/.zshrc` by `surface::startup`); Plasma sources each `env/*.sh` at login;
+    // kitty's configuration names the shell it starts and the kittens (Python) it runs.
+    (
+        ".local/share/fish/vendor_conf.d",
+        "fish runs each file here in every shell",
+    ),
+    (
+        ".local/share/fish/vendor_functions.d",
+        "fish autoloads a function from here when a command of that name runs",
+    ),
+    (
+        ".config/fish/completions",
+        "fish runs the file named for a command here when that command is first completed (a tab press)",
+    ),
+    (
+        ".local/share/nvim/site",
+        "Neovim runs the plugins here (plugin, pack/*/start, ftplugin) at start and on opening a file",
+    ),
+    (
+        ".local/share/systemd/user",
+        "systemd takes a user unit here before the system's of that name (one every login starts)",
+    ),
+    (".gradle/init.d", GRADLE_INIT),
+    (
+        ".oh-my-zsh",
+        "oh-my-zsh: zsh sources its files (lib, plugins, themes, custom) at every start",
+    ),
+    (
+        ".config/plasma-workspace/env",
+        "KDE Plasma sources each script here at every login",
+    ),
+    (
+        ".config/kitty",
+        "kitty starts the shell its configuration names in every window and runs the kittens (Python) here",
+    ),
 ];
 
 /// In a user site-packages directory (`~/.local/lib/pythonX.Y/site-packages`), what every start
@@ -1302,7 +1399,7 @@ pub fn classify_home_real(home: &Path, real: &Path, root: &Path) -> Option<Hit> 
 
 /// Where the operator's links at the home's own names put its configuration: the targets of
 /// the links at a dot-name of the home or `~/bin`, and at a name directly in `~/.config`,
-/// `~/.local/share` or `~/.local/bin` (`~/.config/kitty -> ~/dots/kitty`, a tool no list
+/// `~/.local/share` or `~/.local/bin` (`~/.config/ghostty -> ~/dots/ghostty`, a tool no list
 /// names). What lies below one is the home's configuration, as a file under a dot-name of the
 /// home is ([`home_dotted`]): the file tools ask for it wherever it lies. One listing of each
 /// of those directories, a `readlink` per link.

@@ -354,16 +354,30 @@ fn kept_path(entry: &Path) -> PathBuf {
     entry.with_file_name(format!("kept-{}", n.strip_prefix("journal-").unwrap_or(&n)))
 }
 
-/// Renames `name` aside (never over an existing name): the plain quarantine name first; when
-/// it is taken, names the command could not have planted in advance (the clock's nanoseconds
-/// now). Returns the new name.
+/// The quarantine name of `name`, stamp aside: `NAME.cordon-quarantine`, with a leading dot
+/// where `NAME` has none. A shell's glob skips dot-names: the operator's startup files that
+/// source every file of a directory (`for rc in ~/.bashrc.d/*; do . "$rc"; done`, Fedora's
+/// `.bashrc`) ran `x.sh.cordon-quarantine` at the next shell as they would have run `x.sh`.
+fn aside_name(name: &Path) -> OsString {
+    let name = name.as_os_str();
+    let mut aside = OsString::new();
+    if !name.as_bytes().starts_with(b".") {
+        aside.push(".");
+    }
+    aside.push(name);
+    aside.push(".cordon-quarantine");
+    aside
+}
+
+/// Renames `name` aside (never over an existing name): the plain quarantine name first
+/// ([`aside_name`]); when it is taken, names the command could not have planted in advance
+/// (the clock's nanoseconds now). Returns the new name.
 fn move_aside(dir: &Dir, name: &Path) -> Result<OsString, String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     for n in 0..100 {
-        let mut aside = name.as_os_str().to_os_string();
-        aside.push(".cordon-quarantine");
+        let mut aside = aside_name(name);
         if n > 0 {
             aside.push(format!("-{stamp:x}-{n}"));
         }
@@ -377,12 +391,14 @@ fn move_aside(dir: &Dir, name: &Path) -> Result<OsString, String> {
 }
 
 /// The quarantine name beside `name` that holds the file `id`, moved there by an earlier
-/// attempt.
+/// attempt (by this cordon, [`aside_name`], or by one before it, which added no dot).
 fn find_aside(dir: &Dir, name: &Path, id: (u64, u64)) -> Option<OsString> {
-    let mut prefix = name.as_os_str().as_bytes().to_vec();
-    prefix.extend_from_slice(b".cordon-quarantine");
+    let prefix = aside_name(name);
+    let mut undotted = name.as_os_str().as_bytes().to_vec();
+    undotted.extend_from_slice(b".cordon-quarantine");
     dir.entries().ok()?.into_iter().find_map(|(n, _)| {
-        (n.as_bytes().starts_with(&prefix)
+        let b = n.as_bytes();
+        ((b.starts_with(prefix.as_bytes()) || b.starts_with(&undotted))
             && dir
                 .stat_at(Path::new(&n))
                 .ok()
@@ -654,5 +670,39 @@ impl Entry {
     /// Where the entry lies.
     pub(crate) fn path(&self) -> PathBuf {
         self.dir.path().join(&self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quarantine name has a leading dot (a shell's glob skips it); a move an earlier
+    /// cordon made without one is still found, so its interrupted restore is finished.
+    #[test]
+    fn the_quarantine_name_is_dotted_and_an_undotted_one_is_still_found() {
+        assert_eq!(aside_name(Path::new(".envrc")), ".envrc.cordon-quarantine");
+        assert_eq!(aside_name(Path::new("x.sh")), ".x.sh.cordon-quarantine");
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().canonicalize().unwrap();
+        std::fs::write(p.join("x.sh.cordon-quarantine"), "by an earlier cordon").unwrap();
+        std::fs::write(p.join(".y.sh.cordon-quarantine"), "by this one").unwrap();
+        let id = |n: &str| {
+            let m = std::fs::metadata(p.join(n)).unwrap();
+            (m.dev(), m.ino())
+        };
+        let dir = Dir::open_absolute(&p).unwrap();
+        assert_eq!(
+            find_aside(&dir, Path::new("x.sh"), id("x.sh.cordon-quarantine")),
+            Some("x.sh.cordon-quarantine".into())
+        );
+        assert_eq!(
+            find_aside(&dir, Path::new("y.sh"), id(".y.sh.cordon-quarantine")),
+            Some(".y.sh.cordon-quarantine".into())
+        );
+        assert_eq!(
+            find_aside(&dir, Path::new("y.sh"), id("x.sh.cordon-quarantine")),
+            None
+        );
     }
 }

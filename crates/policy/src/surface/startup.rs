@@ -13,7 +13,13 @@
 //! its path, a `PATH=` assignment for its directories. `~`, `$HOME` and a variable the file
 //! itself set before from literal text are expanded; a word with any other expansion is left
 //! out (not seen: what a word computes at run time). A sourced file is read the same way, a few
-//! levels deep.
+//! levels deep, with the variables its sourcer set (a sourced file runs in the same shell:
+//! `ZSH="$HOME/.oh-my-zsh"` in `~/.zshrc` is what `oh-my-zsh.sh` loads its files from).
+//!
+//! A loop that sources what it names (`for rc in ~/.bashrc.d/*; do . "$rc"; done`, Fedora's
+//! default `.bashrc`; zsh's `for f ("$ZSH_CUSTOM"/*.zsh(N)) source "$f"`, oh-my-zsh's) names
+//! each of its words: a file as `source FILE` does, and a glob's directory as one whose every
+//! file is sourced (kind [`EnvKind::PathDir`]: each file directly in it, as the PATH's).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +27,7 @@ use std::path::{Path, PathBuf};
 use super::{EnvKind, EnvPlace};
 
 const SOURCED_WHY: &str = "the operator's shell startup files (`~/.bashrc`, `~/.profile`, …) source or run it at every shell start";
+const LOOP_WHY: &str = "a directory whose every file the operator's shell startup files source at every shell start (a loop over `~/.bashrc.d/*`, oh-my-zsh's `custom/*.zsh`)";
 const PATH_WHY: &str = "a directory the operator's shell startup files put on the PATH: a program written here is taken by its name at the next shell's command";
 
 /// The startup files every shell of the operator's reads, relative to the home.
@@ -60,9 +67,12 @@ pub fn places_read(home: &Path) -> (Vec<EnvPlace>, Vec<(PathBuf, bool)>) {
     let mut out: Vec<EnvPlace> = Vec::new();
     let mut read_files: Vec<PathBuf> = Vec::new();
     let mut consulted: Vec<(PathBuf, bool)> = Vec::new();
-    let mut todo: Vec<(PathBuf, usize)> = STARTUP.iter().map(|f| (home.join(f), 0)).collect();
+    let mut todo: Vec<(PathBuf, usize, Vars)> = STARTUP
+        .iter()
+        .map(|f| (home.join(f), 0, Vars::new()))
+        .collect();
     todo.reverse();
-    while let Some((file, depth)) = todo.pop() {
+    while let Some((file, depth, vars)) = todo.pop() {
         if read_files.len() >= MAX_FILES || read_files.contains(&file) {
             continue;
         }
@@ -75,9 +85,10 @@ pub fn places_read(home: &Path) -> (Vec<EnvPlace>, Vec<(PathBuf, bool)>) {
         let Some(text) = text else {
             continue;
         };
-        for place in read(&text, home) {
+        let (places, vars) = read_with(&text, home, vars);
+        for place in places {
             if place.kind == EnvKind::File && depth < DEPTH {
-                todo.push((place.path.clone(), depth + 1));
+                todo.push((place.path.clone(), depth + 1, vars.clone()));
             }
             if !out.contains(&place) {
                 out.push(place);
@@ -87,10 +98,20 @@ pub fn places_read(home: &Path) -> (Vec<EnvPlace>, Vec<(PathBuf, bool)>) {
     (out, consulted)
 }
 
+type Vars = HashMap<String, String>;
+
 /// The places one startup file's text names ([`places`]).
 pub fn read(text: &[u8], home: &Path) -> Vec<EnvPlace> {
-    let mut vars: HashMap<String, String> = HashMap::new();
+    read_with(text, home, Vars::new()).0
+}
+
+/// [`read`], starting from the variables `vars` its sourcer set; also the variables as the
+/// file leaves them.
+fn read_with(text: &[u8], home: &Path, mut vars: Vars) -> (Vec<EnvPlace>, Vars) {
     vars.insert("HOME".into(), home.display().to_string());
+    // A loop's variable: the words it takes, expanded (a `for` line's; `None` for a word
+    // with an expansion not known here).
+    let mut loops: HashMap<String, Vec<Option<String>>> = HashMap::new();
     let mut out = Vec::new();
     let text = String::from_utf8_lossy(text)
         .replace("\\\r\n", " ")
@@ -132,6 +153,21 @@ pub fn read(text: &[u8], home: &Path) -> Vec<EnvPlace> {
             let Some(first) = words.first() else {
                 continue;
             };
+            // `for NAME in WORD…` (sh), `for NAME (WORD…)` (zsh): what `$NAME` stands for in
+            // the loop's body.
+            if first == "for" && words.len() > 2 {
+                let list = if words[2] == "in" {
+                    &words[3..]
+                } else {
+                    &words[2..]
+                };
+                let taken = list
+                    .iter()
+                    .map(|w| expand(unparen(w), &vars, home))
+                    .collect();
+                loops.insert(words[1].clone(), taken);
+                continue;
+            }
             // `NAME=VALUE` (one word, quotes gone): kept for the words after it; PATH's
             // directories named (`$PATH` itself, or another expansion, left out).
             if let Some((name, value)) = first.split_once('=').filter(|(n, _)| {
@@ -159,6 +195,16 @@ pub fn read(text: &[u8], home: &Path) -> Vec<EnvPlace> {
                 w if w.contains('/') => Some(first),
                 _ => None,
             };
+            if let Some(taken) = file
+                .and_then(|w| w.strip_prefix('$'))
+                .map(|v| v.trim_start_matches('{').trim_end_matches('}'))
+                .and_then(|v| loops.get(v))
+            {
+                for word in taken.iter().flatten() {
+                    out.extend(looped(word));
+                }
+                continue;
+            }
             if let Some(p) = file
                 .and_then(|w| expand(w, &vars, home))
                 .map(PathBuf::from)
@@ -172,7 +218,49 @@ pub fn read(text: &[u8], home: &Path) -> Vec<EnvPlace> {
             }
         }
     }
-    out
+    (out, vars)
+}
+
+/// A word of a `for` line without zsh's parentheses around the list and glob qualifiers
+/// (`("$ZSH_CUSTOM"/*.zsh(N))`, its quotes gone, is `$ZSH_CUSTOM/*.zsh`).
+fn unparen(word: &str) -> &str {
+    let mut w = word.strip_prefix('(').unwrap_or(word);
+    if w.ends_with(')') && w.matches(')').count() > w.matches('(').count() {
+        w = &w[..w.len() - 1];
+    }
+    let name_at = w.rfind('/').map_or(0, |i| i + 1);
+    match w[name_at..].find('(') {
+        Some(q) if w.ends_with(')') => &w[..name_at + q],
+        _ => w,
+    }
+}
+
+/// The place a loop's expanded word names where its body sources it: a file as it is, the
+/// directory of a glob (`*`, `?`, `[` in its last name only) as one whose every file is
+/// sourced. A glob above the last name (`~/.config/*/rc.sh`) is left out.
+fn looped(word: &str) -> Option<EnvPlace> {
+    let glob = |s: &str| s.contains(['*', '?', '[']);
+    let p = Path::new(word);
+    if !p.is_absolute() {
+        return None;
+    }
+    let (name, dir) = (p.file_name()?.to_str()?, p.parent()?);
+    if glob(&dir.to_string_lossy()) {
+        return None;
+    }
+    Some(if glob(name) {
+        EnvPlace {
+            path: normal(dir),
+            kind: EnvKind::PathDir,
+            why: LOOP_WHY,
+        }
+    } else {
+        EnvPlace {
+            path: normal(p),
+            kind: EnvKind::File,
+            why: SOURCED_WHY,
+        }
+    })
 }
 
 /// `word` with `~/`, `$NAME` and `${NAME}` expanded from `vars`; `None` where any other
@@ -254,6 +342,69 @@ mod tests {
         assert_eq!(
             files("source \"$(pyenv root)/completions/pyenv.bash\"\neval \"$(pyenv init -)\"\nHISTFILE=~/.hist\nalias ll='ls -l'\n# . ~/.commented\n"),
             []
+        );
+    }
+
+    /// Loops that source what they name, as the distributions' and frameworks' files write
+    /// them: each glob's directory, each plain word's file.
+    #[test]
+    fn a_loop_that_sources_names_its_directory() {
+        use EnvKind::{File, PathDir};
+        let p = |s: &str| PathBuf::from(s);
+        // Fedora's /etc/skel/.bashrc.
+        assert_eq!(
+            files("if [ -d ~/.bashrc.d ]; then\n\tfor rc in ~/.bashrc.d/*; do\n\t\tif [ -f \"$rc\" ]; then\n\t\t\t. \"$rc\"\n\t\tfi\n\tdone\nfi\nunset rc\n"),
+            [(p("/h/.bashrc.d"), PathDir)]
+        );
+        // oh-my-zsh.sh's, with the variable its sourcer set; a plain list; zsh's short form.
+        let vars = Vars::from([("ZSH".to_string(), "/h/.oh-my-zsh".to_string())]);
+        let (places, _) = read_with(
+            b"if [[ -z \"$ZSH_CUSTOM\" ]]; then\n    ZSH_CUSTOM=\"$ZSH/custom\"\nfi\nfor config_file (\"$ZSH\"/lib/*.zsh); do\n  custom_config_file=\"$ZSH_CUSTOM/lib/${config_file:t}\"\n  [[ -f \"$custom_config_file\" ]] && config_file=\"$custom_config_file\"\n  source \"$config_file\"\ndone\nfor config_file (\"$ZSH_CUSTOM\"/*.zsh(N)); do\n  source \"$config_file\"\ndone\nfor f in ~/.aliases ~/.functions; do source ${f}; done\nfor f in $(ls ~/x); do . $f; done\n",
+            Path::new("/h"),
+            vars,
+        );
+        assert_eq!(
+            places
+                .into_iter()
+                .map(|p| (p.path, p.kind))
+                .collect::<Vec<_>>(),
+            [
+                (p("/h/.oh-my-zsh/lib"), PathDir),
+                (p("/h/.oh-my-zsh/custom"), PathDir),
+                (p("/h/.aliases"), File),
+                (p("/h/.functions"), File),
+            ]
+        );
+        // Not over-read: a glob above the last name, a relative one, a loop not sourcing.
+        assert_eq!(
+            files("for f in ~/.config/*/rc.sh; do . $f; done\nfor f in rc.d/*; do . $f; done\nfor f in ~/.x/*; do echo $f; done\n"),
+            []
+        );
+    }
+
+    /// A file sourced from a startup file is read with the variables the sourcer set:
+    /// `~/.zshrc`'s `ZSH` is where `oh-my-zsh.sh` loads `custom/*.zsh` from.
+    #[test]
+    fn a_sourced_file_reads_its_sourcers_variables() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        std::fs::create_dir(h.join(".oh-my-zsh")).unwrap();
+        std::fs::write(
+            h.join(".zshrc"),
+            "export ZSH=\"$HOME/.oh-my-zsh\"\nsource $ZSH/oh-my-zsh.sh\n",
+        )
+        .unwrap();
+        std::fs::write(
+            h.join(".oh-my-zsh/oh-my-zsh.sh"),
+            "ZSH_CUSTOM=\"$ZSH/custom\"\nfor config_file (\"$ZSH_CUSTOM\"/*.zsh(N)); do\n  source \"$config_file\"\ndone\n",
+        )
+        .unwrap();
+        let found = places(h);
+        assert!(
+            found
+                .iter()
+                .any(|p| p.path == h.join(".oh-my-zsh/custom") && p.kind == EnvKind::PathDir),
+            "{found:?}"
         );
     }
 }
