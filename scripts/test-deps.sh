@@ -56,6 +56,10 @@ npm_packages=(
   # redteam (issue 21, round 10): pnpm runs a word that is none of its commands as a program
   # (crates/tools/tests/bypass.rs checks it with the real one)
   pnpm@10.34.9
+  # shell analysis (issue 21, round 12): mise writes the operator's global configuration
+  # (crates/tools/tests/bypass.rs checks it with the real one; the platform package itself,
+  # as the `mise` package only fetches it from a preinstall script)
+  @jdxcode/mise-linux-x64@2026.9.15
 )
 pip_packages=(
   # MCP servers and clients (issue 27)

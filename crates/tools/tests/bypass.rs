@@ -7001,3 +7001,167 @@ fn the_long_tail_of_installers_asks() {
         ],
     );
 }
+
+/// Round 12. An installer whose allow-list of verbs let a call with no verb through: `cpan`
+/// alone is a shell that runs what its input says (the real cpan 2.33 ran `! system(…)`, Perl
+/// code, from `echo … | cpan`, and installs with `install X`), `cpan -u` upgrades every module,
+/// `cpanm --self-upgrade` and `update-alternatives --all` change with options only, and
+/// MacPorts' `port` alone reads its actions from the input. All were allowed.
+#[test]
+fn an_installer_called_without_a_verb_asks_unless_it_only_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap();
+    let line = "echo '! system(q(touch pwned))' | timeout 120 cpan";
+    assert!(
+        bash_creates_pwned(d, line, &[("HOME", home), ("PERL_MM_USE_DEFAULT", "1")]),
+        "cpan alone did not run the code its input gave"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        line,
+        "cpan",
+        "cpan -u",
+        "cpan -a",
+        "cpanm --self-upgrade",
+        "update-alternatives --all",
+        "port",
+        "echo 'install evil' | port",
+        "zypper",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cpan --help",
+            "cpanm --version",
+            "zypper info x",
+            "brew",
+            "gem",
+            "dnf",
+        ],
+    );
+}
+
+/// Round 12. pacman's operation is an option, so no verb table saw `pacman -S evil`,
+/// `pacman -Syu` or `pacman -U pkg` (install as root, running the packages' scripts and hooks);
+/// `yay` alone is `yay -Syu`. All were allowed. Now only queries pass (the operations and
+/// modifiers from the real pacman 6.0's `pacman -Q --help`, `-S --help`, `-F --help`).
+#[test]
+fn pacman_asks_for_every_operation_but_queries() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "pacman -S evil",
+        "pacman -Syu",
+        "pacman -Sy",
+        "pacman -Sq evil",
+        "pacman -Ssy",
+        "pacman -Sc",
+        "pacman -Sw evil",
+        "pacman --sync evil",
+        "pacman -Sbs evil",
+        "pacman -Ss x --config /tmp/e/pacman.conf",
+        "pacman -U evil.pkg.tar.zst",
+        "pacman -R bash",
+        "pacman -D --asdeps bash",
+        "pacman -Fy",
+        "pacman -QS evil",
+        "pacman",
+        "yay",
+        "paru",
+        "yay -G evil",
+        "paru -S evil",
+        "pacman $op evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "pacman -Q",
+            "pacman -Qi bash",
+            "pacman -Qkk bash",
+            "pacman -Qo /usr/bin/bash",
+            "pacman -Ss editor",
+            "pacman -Si bash",
+            "pacman -Sl core",
+            "pacman -Fl bash",
+            "pacman -F bash",
+            "pacman --query --info bash",
+            "pacman --version",
+            "pacman -h",
+            "yay -Ss x",
+        ],
+    );
+}
+
+/// Round 12. mise's verbs that change the operator's global configuration (`use -g`, `set -g`,
+/// `settings set`, `config set`: `~/.config/mise/config.toml`, whose `[env]` and hooks run in
+/// every shell mise is activated in), its trust list, or its installs were allowed, and `mise
+/// NAME` runs a task of that name. The real mise wrote the global file for `set -g` and
+/// `settings set`. Now only its reading verbs and its runners pass.
+#[test]
+fn mise_asks_for_what_changes_its_global_configuration() {
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let mise = deps.join("npm/node_modules/@jdxcode/mise-linux-x64/bin/mise");
+    assert!(
+        mise.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        mise.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let global = h.join(".config/mise/config.toml");
+    for line in ["mise set -g FOO=bar", "mise settings set experimental true"] {
+        let _ = std::fs::remove_file(&global);
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(line)
+            .current_dir(d)
+            .env("HOME", h)
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", mise.parent().unwrap().display()),
+            )
+            .env("MISE_YES", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(
+            status.success() && global.exists(),
+            "`{line}` did not write {}",
+            global.display()
+        );
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "mise set -g FOO=bar",
+        "mise settings set experimental true",
+        "mise config set -g hooks.enter 'touch pwned'",
+        "mise use -g node@20",
+        "mise use node@20",
+        "mise install node",
+        "mise trust",
+        "mise link node@20 /tmp/e/node",
+        "mise self-update",
+        "mise build",
+        "rtx use -g node@20",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "mise",
+            "mise --version",
+            "mise ls",
+            "mise which node",
+            "mise exec -- ls",
+            "mise x node@20 -- node -v",
+            "mise run build",
+            "mise tasks ls",
+        ],
+    );
+}

@@ -250,6 +250,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             let why = settings(base).map_or("", |t| t.why);
             out.opaque(format!("`{whole}` {why}"));
         }
+        "pacman" | "yay" | "paru" | "pikaur" if !pacman_reads(args) => out.opaque(format!(
+            "`{whole}` installs, removes or changes the system's packages (as root, running their scripts and hooks), outside any sandbox"
+        )),
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
         "dc" => dc(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
@@ -2363,6 +2366,11 @@ pub(super) struct Settings {
     /// When set, only these verb sequences pass (an allow-list: an option's argument taken
     /// for a verb, or a verb not listed, asks); the program alone passes too.
     pub(super) reads: Option<&'static [&'static [&'static str]]>,
+    /// Whether the program given no verb only prints its help or lists. When not, a call
+    /// without a verb passes only as `--help` or `--version`: `cpan` alone is a shell that
+    /// installs what its input names, `cpan -u` upgrades every module, MacPorts' `port`
+    /// alone reads its actions from the input.
+    pub(super) alone: bool,
     /// Verb sequences that ask wherever they stand among the operands.
     pub(super) changes: &'static [&'static [&'static str]],
     pub(super) why: &'static str,
@@ -2392,6 +2400,7 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["show-environment"],
             &["get-default"],
         ]),
+        alone: true,
         changes: &[],
         why: "asks the service manager, outside any sandbox, to change, start or persist units or its environment",
     },
@@ -2409,12 +2418,14 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["show-seat"],
             &["help"],
         ]),
+        alone: true,
         changes: &[],
         why: "asks the login manager, outside any sandbox, to change sessions or users (`enable-linger` keeps the user's services running)",
     },
     Settings {
         names: &["busctl"],
         reads: Some(&[&["list"], &["status"], &["tree"], &["introspect"], &["help"]]),
+        alone: true,
         changes: &[],
         why: "calls a service on the bus, which acts outside any sandbox",
     },
@@ -2426,6 +2437,7 @@ pub(super) const SETTINGS: &[Settings] = &[
             "dbus-update-activation-environment",
         ],
         reads: Some(&[]),
+        alone: true,
         changes: &[],
         why: "calls a service on the bus, which acts outside any sandbox",
     },
@@ -2440,12 +2452,14 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["component", "list"],
             &["completions"],
         ]),
+        alone: true,
         changes: &[],
         why: "changes the toolchains and settings the operator's cargo and rustc use, outside any sandbox",
     },
     Settings {
         names: &["pip", "pip3"],
         reads: None,
+        alone: true,
         changes: &[&["config", "set"], &["config", "unset"], &["config", "edit"]],
         why: "changes pip's configuration, which the operator's later installs obey",
     },
@@ -2472,18 +2486,21 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["stale"],
             &["build"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or changes gems in the operator's gem home (their plugins run at every later `gem` command, their executables land on the PATH)",
     },
     Settings {
         names: &["pipx"],
         reads: Some(&[&["list"], &["environment"], &["help"], &["completions"]]),
+        alone: true,
         changes: &[],
         why: "installs or changes tools in the operator's `~/.local` (their executables land on the PATH; `ensurepath` edits the shell's start-up files), or runs a package from the index",
     },
     Settings {
         names: &["uv"],
         reads: None,
+        alone: true,
         changes: &[
             &["tool", "install"],
             &["tool", "upgrade"],
@@ -2499,6 +2516,7 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["composer"],
         reads: None,
+        alone: true,
         changes: &[&["global"], &["self-update"], &["selfupdate"]],
         why: "changes the operator's global Composer packages (their plugins and scripts run at every later `composer` command) or Composer itself",
     },
@@ -2507,6 +2525,7 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["yarn"],
         reads: None,
+        alone: true,
         changes: &[&["global", "add"], &["global", "remove"], &["global", "upgrade"]],
         why: "changes the operator's global yarn packages, whose executables land on the PATH",
     },
@@ -2522,6 +2541,7 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["help"],
             &["lint"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or removes rocks in the operator's or the system's tree (their modules run in later lua programs, their scripts land on the PATH)",
     },
@@ -2543,11 +2563,12 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["deplist"],
             &["help"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or changes the system's packages (as root, running their scripts), outside any sandbox",
     },
     Settings {
-        names: &["apk", "zypper", "snap", "brew", "port"],
+        names: &["apk", "snap", "brew"],
         reads: Some(&[
             &["info"],
             &["search"],
@@ -2566,12 +2587,80 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["lr"],
             &["what-provides"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or changes the system's or the operator's packages, outside any sandbox",
+    },
+    // MacPorts' `port` with no action reads its actions from the input (port(1),
+    // "interactive mode"); zypper has a `shell` of its own: neither passes alone.
+    Settings {
+        names: &["port", "zypper"],
+        reads: Some(&[
+            &["info"],
+            &["search"],
+            &["se"],
+            &["list"],
+            &["ls"],
+            &["version"],
+            &["help"],
+            &["deps"],
+            &["outdated"],
+            &["desc"],
+            &["repos"],
+            &["lr"],
+            &["what-provides"],
+        ]),
+        alone: false,
+        changes: &[],
+        why: "installs or changes the system's or the operator's packages, outside any sandbox",
+    },
+    // Round 12: mise keeps the operator's global configuration (`use -g`, `set -g`,
+    // `settings set`, `config set` write `~/.config/mise/config.toml`, whose `[env]` and
+    // hooks run in every shell mise is activated in; the real mise 2026.9.15 wrote it for
+    // `set -g` and `settings set`), its trust list (`trust`), its installs on the PATH
+    // (`install`, `use`, `link`, `reshim`, `self-update`), and `mise NAME` runs a project task of
+    // that name: only these verbs pass, `exec`/`x`/`run` judged as the runner they are.
+    Settings {
+        names: &["mise", "rtx"],
+        reads: Some(&[
+            &["exec"],
+            &["x"],
+            &["run"],
+            &["r"],
+            &["ls"],
+            &["list"],
+            &["ls-remote"],
+            &["latest"],
+            &["outdated"],
+            &["where"],
+            &["which"],
+            &["env"],
+            &["bin-paths"],
+            &["doctor"],
+            &["version"],
+            &["help"],
+            &["registry"],
+            &["search"],
+            &["completion"],
+            &["activate"],
+            &["deactivate"],
+            &["tool"],
+            &["config", "ls"],
+            &["config", "get"],
+            &["settings", "get"],
+            &["settings", "ls"],
+            &["plugins", "ls"],
+            &["tasks", "ls"],
+            &["tasks", "info"],
+        ]),
+        alone: true,
+        changes: &[],
+        why: "changes mise's global configuration, trust list or installed tools (on the PATH; the configuration's `[env]` and hooks run in every shell mise is activated in), or runs a task the configuration names",
     },
     Settings {
         names: &["conda", "mamba", "micromamba"],
         reads: None,
+        alone: true,
         changes: &[
             &["install"],
             &["remove"],
@@ -2590,6 +2679,7 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["cabal", "stack", "opam", "raco", "cargo-binstall"],
         reads: None,
+        alone: true,
         changes: &[
             &["install"],
             &["v2-install"],
@@ -2606,12 +2696,16 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["cpan", "cpanm", "easy_install", "update-alternatives"],
         reads: Some(&[]),
+        // `cpan` alone reads `install X` from its input, `cpan -u`, `cpanm --self-upgrade`
+        // and `update-alternatives --all` change what they keep with options only.
+        alone: false,
         changes: &[],
         why: "installs into the system's or the operator's libraries, or changes which program a system-wide name runs",
     },
     Settings {
         names: &["dotnet", "mix", "asdf", "volta"],
         reads: None,
+        alone: true,
         changes: &[
             &["tool", "install"],
             &["tool", "update"],
@@ -2632,12 +2726,14 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["R"],
         reads: None,
+        alone: true,
         changes: &[&["CMD", "INSTALL"], &["CMD", "REMOVE"]],
         why: "installs or removes an R package in a library that later R sessions load",
     },
     Settings {
         names: &["gh"],
         reads: None,
+        alone: true,
         changes: &[
             &["alias", "set"],
             &["alias", "import"],
@@ -2668,6 +2764,9 @@ fn changes(t: &Settings, args: &[Word]) -> bool {
         .map(|w| w.text.as_str())
         .filter(|w| !w.starts_with('-'))
         .collect();
+    if verbs.is_empty() && !t.alone {
+        return !matches!(args, [w] if w.text == "--help" || w.text == "--version");
+    }
     if t.changes
         .iter()
         .any(|c| verbs.windows(c.len()).any(|v| v == *c))
@@ -2676,6 +2775,67 @@ fn changes(t: &Settings, args: &[Word]) -> bool {
     }
     t.reads
         .is_some_and(|reads| !verbs.is_empty() && !reads.iter().any(|r| verbs.starts_with(r)))
+}
+
+/// Round 12: whether `pacman ARGS` (or an AUR helper's, which take pacman's operations) only
+/// reads. pacman's operation is an option (`-S`, `-U`, `-R`, `-D`, `-Fy` all change the
+/// system), so no verb table fits; this is an allow-list, from pacman 6.0's `pacman -Q
+/// --help` (and `-S`, `-F`): one operation, `-Q` with any of its modifiers (none writes), `-S`
+/// with `-s`/`-i`/`-l`/`-g` (and `-q`) and no `-y`/`-u`/`-w`/`-c`, `-F` without `-y`, or help
+/// and version. `-b`/`-r` take the rest of their word or the next one (a database or root to
+/// read). Anything else asks: `yay` alone is `yay -Syu`, a long option may be `--config`.
+fn pacman_reads(args: &[Word]) -> bool {
+    const LONG: &[(&str, char)] = &[
+        ("--query", 'Q'),
+        ("--sync", 'S'),
+        ("--files", 'F'),
+        ("--help", 'h'),
+        ("--version", 'V'),
+        ("--search", 's'),
+        ("--info", 'i'),
+        ("--list", 'l'),
+        ("--groups", 'g'),
+        ("--quiet", 'q'),
+        ("--owns", 'o'),
+        ("--regex", 'x'),
+    ];
+    let mut letters = Vec::new();
+    for w in args {
+        if !w.literal {
+            return false;
+        }
+        if let Some(long) = w.text.strip_prefix("--") {
+            if long.is_empty() {
+                continue;
+            }
+            match LONG.iter().find(|(name, _)| *name == w.text) {
+                Some((_, c)) => letters.push(*c),
+                None => return false,
+            }
+        } else if let Some(short) = w.text.strip_prefix('-') {
+            for c in short.chars() {
+                if c == 'b' || c == 'r' {
+                    break;
+                }
+                letters.push(c);
+            }
+        }
+    }
+    let ops: Vec<char> = letters
+        .iter()
+        .copied()
+        .filter(char::is_ascii_uppercase)
+        .collect();
+    let mut modifiers = letters.iter().copied().filter(|c| !c.is_ascii_uppercase());
+    match ops.as_slice() {
+        ['Q'] => true,
+        ['S'] => {
+            letters.iter().any(|c| "silg".contains(*c)) && modifiers.all(|c| "silgqv".contains(c))
+        }
+        ['F'] => modifiers.all(|c| "lxqvo".contains(c)),
+        ['V'] | [] => modifiers.all(|c| c == 'h' || c == 'V') && !letters.is_empty(),
+        _ => false,
+    }
 }
 
 /// `capsh [OPTIONS] -- ARGS` (also `-+`) runs `/bin/bash ARGS` (`--shell=PATH` instead of
