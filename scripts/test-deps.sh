@@ -119,6 +119,12 @@ for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }
 done
+# Round 12: crates/tools/tests/bypass.rs runs the real gsettings (its keyfile backend) to show
+# `gsettings set` writing the operator's desktop settings, a command the desktop runs.
+[ -f /usr/share/glib-2.0/schemas/org.gnome.desktop.default-applications.gschema.xml ] \
+  && command -v gsettings >/dev/null || {
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libglib2.0-bin gsettings-desktop-schemas
+}
 perl -e 'exit(!grep { -f "$_/perl5db.pl" } @INC)' 2>/dev/null || {
   retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl
 }

@@ -7165,3 +7165,62 @@ fn mise_asks_for_what_changes_its_global_configuration() {
         ],
     );
 }
+
+/// Round 12. Programs that have the operator's desktop run a command, outside any sandbox:
+/// `gsettings set` (the real gsettings 2.74 wrote the operator's settings, here its keyfile
+/// backend; `default-applications.terminal exec` is a command the desktop runs), `dconf write`,
+/// `kwriteconfig5`; window managers' messengers (`i3-msg exec`, `swaymsg exec`, `hyprctl
+/// dispatch exec`) and input injectors (`xdotool type`, zellij's `action write-chars`); and
+/// terminals no table had (`st -e`, `terminator -x`, `tilix -e`), which ran past a `rm` deny
+/// rule. All were allowed (allow-all).
+#[test]
+fn the_desktop_runs_what_its_settings_and_messengers_say() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let line = "gsettings set org.gnome.desktop.default-applications.terminal exec 'touch pwned'";
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .env("HOME", h)
+        .env("XDG_CONFIG_HOME", h.join(".config"))
+        .env("GSETTINGS_BACKEND", "keyfile")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("gsettings is needed for this test (Debian package `libglib2.0-bin`)");
+    let keyfile =
+        std::fs::read_to_string(h.join(".config/glib-2.0/settings/keyfile")).unwrap_or_default();
+    assert!(
+        status.success() && keyfile.contains("touch pwned"),
+        "gsettings did not write the operator's settings: {keyfile:?}"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        line,
+        "gsettings set org.gnome.settings-daemon.plugins.media-keys.custom-keybinding:/x/ command 'rm x'",
+        "gsettings reset-recursively org.gnome.desktop.session",
+        "dconf write /org/gnome/desktop/default-applications/terminal/exec \"'rm'\"",
+        "dconf load / < x.ini",
+        "kwriteconfig5 --file kdeglobals --group General --key TerminalApplication 'rm x'",
+        "xfconf-query -c xfce4-keyboard-shortcuts -p /commands/custom/F1 -s 'rm x'",
+        "i3-msg exec rm x",
+        "swaymsg exec rm x",
+        "hyprctl dispatch exec rm x",
+        "niri msg action spawn -- rm x",
+        "awesome-client 'os.execute(\"rm x\")'",
+        "xdotool type 'rm x'",
+        "zellij action write-chars 'rm x'",
+        "st -e rm x",
+        "terminator -x rm x",
+        "tilix -e 'rm x'",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gsettings get org.gnome.desktop.session idle-delay",
+            "gsettings list-recursively",
+            "dconf read /org/gnome/desktop/session/idle-delay",
+            "dconf dump /",
+            "tilix --version",
+        ],
+    );
+}

@@ -1998,9 +1998,57 @@ pub(super) const RUNNERS: &[Runner] = &[
             "alacritty",
             "wezterm",
             "foot",
+            // Round 12: `st -e`, `terminator -x`, `tilix -e` ran past a `rm` deny rule.
+            "st",
+            "terminator",
+            "tilix",
+            "sakura",
+            "lxterminal",
+            "mate-terminal",
+            "qterminal",
+            "terminology",
+            "guake",
+            "tilda",
+            "kgx",
+            "gnome-console",
+            "ptyxis",
+            "cool-retro-term",
+            "ghostty",
+            "eterm",
+            "aterm",
+            "termite",
+            "roxterm",
+            "deepin-terminal",
+            "contour",
+            "rio",
         ],
         reports: VERSION,
         why: "is a terminal that runs a shell or the command it is given",
+    },
+    // Round 12: window managers' and compositors' messengers run a command (`i3-msg exec`,
+    // `swaymsg exec`, `hyprctl dispatch exec`, `niri msg action spawn`, awesome's Lua), and
+    // input injectors type into the operator's windows (`xdotool type`, `wtype`, zellij's
+    // `action write-chars`): the manager or the focused program runs it, outside any sandbox
+    // (their sockets are reachable under `network = "allow"`, as round 8's daemons').
+    Runner {
+        names: &[
+            "i3-msg",
+            "swaymsg",
+            "hyprctl",
+            "bspc",
+            "herbstclient",
+            "awesome-client",
+            "qtile",
+            "niri",
+            "riverctl",
+            "xdotool",
+            "ydotool",
+            "wtype",
+            "dotool",
+            "zellij",
+        ],
+        reports: VERSION,
+        why: "asks the operator's window manager or terminal session to run a command or to type keys, outside any sandbox",
     },
     Runner {
         names: &["entr"],
@@ -2613,6 +2661,45 @@ pub(super) const SETTINGS: &[Settings] = &[
         alone: false,
         changes: &[],
         why: "installs or changes the system's or the operator's packages, outside any sandbox",
+    },
+    // Round 12: desktop settings. `gsettings set` writes through dconf's service (or the
+    // keyfile in the operator's configuration: the real gsettings 2.74 wrote
+    // `glib-2.0/settings/keyfile` with `GSETTINGS_BACKEND=keyfile`); a key such as
+    // `default-applications.terminal exec` or a custom keybinding's `command` is run by the
+    // desktop, outside any sandbox. `dconf write`/`load` the same; KDE's and Xfce's
+    // writers take only options.
+    Settings {
+        names: &["gsettings"],
+        reads: Some(&[
+            &["get"],
+            &["list-schemas"],
+            &["list-relocatable-schemas"],
+            &["list-keys"],
+            &["list-children"],
+            &["list-recursively"],
+            &["range"],
+            &["describe"],
+            &["writable"],
+            &["help"],
+            &["monitor"],
+        ]),
+        alone: true,
+        changes: &[],
+        why: "changes the desktop's settings, which the desktop obeys (a terminal or keybinding command it runs) outside any sandbox",
+    },
+    Settings {
+        names: &["dconf"],
+        reads: Some(&[&["read"], &["list"], &["dump"], &["watch"], &["help"], &["blame"]]),
+        alone: true,
+        changes: &[],
+        why: "changes the desktop's settings, which the desktop obeys (a terminal or keybinding command it runs) outside any sandbox",
+    },
+    Settings {
+        names: &["kwriteconfig5", "kwriteconfig6", "gconftool-2", "gconftool", "xfconf-query"],
+        reads: Some(&[]),
+        alone: false,
+        changes: &[],
+        why: "changes the desktop's settings, which the desktop obeys (a terminal or keybinding command it runs) outside any sandbox",
     },
     // Round 12: mise keeps the operator's global configuration (`use -g`, `set -g`,
     // `settings set`, `config set` write `~/.config/mise/config.toml`, whose `[env]` and
