@@ -7224,3 +7224,70 @@ fn the_desktop_runs_what_its_settings_and_messengers_say() {
         ],
     );
 }
+
+/// Round 12. `cmake -E` is a tool box that runs, writes and removes: the real cmake 3.25 wrote
+/// `cmake -E copy f HOME/.bashrc` and ran the command of `-E env` (also with `--unset=`,
+/// `NAME=VALUE` and `--`), `-E time` and `-E chdir DIR`, which were read as `cmake` alone, so a
+/// `rm` deny rule missed `cmake -E env rm x` and the writes outside the roots were allowed. Now
+/// the commands that print or compare pass, the runners' commands are judged (and `env`/`chdir`
+/// ask), and every other command asks.
+#[test]
+fn cmake_tool_mode_runs_and_writes_what_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(d.join("f"), "echo pwned\n").unwrap();
+    for line in [
+        "cmake -E env touch pwned",
+        "cmake -E env --unset=X A=1 -- touch pwned",
+        "cmake -E time touch pwned",
+        "cmake -E chdir . touch pwned",
+    ] {
+        assert!(
+            bash_creates_pwned(d, line, &[]),
+            "`{line}` did not run its command (cmake is Debian's `cmake`)"
+        );
+    }
+    let line = format!("cmake -E copy f {}/.bashrc", h.display());
+    bash_creates_pwned(d, &line, &[]);
+    assert!(
+        h.join(".bashrc").exists(),
+        "`{line}` did not write the file"
+    );
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "cmake -E env rm x",
+            "cmake -E env --unset=X A=1 -- rm x",
+            "cmake -E time rm x",
+            "cmake -E chdir . rm x",
+        ],
+    );
+    f.never_allowed(&[
+        "cmake -E copy f ~/.bashrc",
+        "cmake -E rm -rf x",
+        "cmake -E remove_directory x",
+        "cmake -E touch ~/.bashrc",
+        "cmake -E create_symlink /tmp/e/x ~/.bashrc",
+        "cmake -E tar xf a.tar",
+        "cmake -E env ls",
+        "cmake -E chdir /tmp ls",
+        "cmake -E $c x",
+        "cmake $mode rm x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cmake ..",
+            "cmake --build build",
+            "cmake -S . -B build",
+            "cmake -E echo hi",
+            "cmake -E capabilities",
+            "cmake -E compare_files a b",
+            "cmake -E time ls",
+            "cmake -DX=1 -E rm f",
+        ],
+    );
+}

@@ -254,6 +254,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             "`{whole}` installs, removes or changes the system's packages (as root, running their scripts and hooks), outside any sandbox"
         )),
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
+        "cmake" => cmake_tool(args, &mut out),
         "dc" => dc(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
             let r = runner(base).map_or("", |r| r.why);
@@ -857,6 +858,76 @@ fn loader(args: &[Word], out: &mut Findings) {
         ],
         out,
     );
+}
+
+/// Round 12: `cmake -E COMMAND` (only as cmake's first argument) is a tool box: `time CMD`
+/// runs its command, `env [OPTIONS] [NAME=VALUE…] CMD` and `chdir DIR CMD` run it in another
+/// environment or directory, and `copy`, `rename`, `rm`, `touch`, `create_symlink`, `tar`, …
+/// write or remove the files they name, wherever they lie (the real cmake 3.25 wrote
+/// `cmake -E copy f HOME/.bashrc` and ran `cmake -E env rm x` past a deny rule on `rm`). Only the
+/// commands that print or compare pass; the others ask, their command still reported.
+fn cmake_tool(args: &[Word], out: &mut Findings) {
+    const READS: &[&str] = &[
+        "echo",
+        "echo_append",
+        "capabilities",
+        "compare_files",
+        "environment",
+        "cat",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "sleep",
+        "true",
+        "false",
+        "help",
+    ];
+    let Some(first) = args.first() else {
+        return;
+    };
+    if !first.literal {
+        return out.stop(Stop::Dynamic(first.text.clone()));
+    }
+    if first.text != "-E" {
+        return;
+    }
+    let Some(command) = args.get(1) else {
+        return;
+    };
+    if !command.literal {
+        return out.stop(Stop::Dynamic(command.text.clone()));
+    }
+    let rest = &args[2..];
+    match command.text.as_str() {
+        c if READS.contains(&c) => {}
+        "time" => out.argv(rest),
+        "env" => {
+            // `--unset=NAME`, `--modify OP` (3.25+), `NAME=VALUE`, then `--` or the command.
+            let mut i = 0;
+            while let Some(w) = rest.get(i) {
+                if w.text == "--" {
+                    i += 1;
+                    break;
+                }
+                if !(w.text.starts_with("--") || w.text.contains('=')) {
+                    break;
+                }
+                i += if w.text == "--modify" { 2 } else { 1 };
+            }
+            out.argv(&rest[i.min(rest.len())..]);
+            out.opaque("`cmake -E env` runs its command in an environment it changes".into());
+        }
+        "chdir" => {
+            out.argv(rest.get(1..).unwrap_or_default());
+            out.opaque("`cmake -E chdir` runs its command in another directory".into());
+        }
+        c => out.opaque(format!(
+            "`cmake -E {c}` writes, removes or runs what it names, wherever it lies"
+        )),
+    }
 }
 
 /// GNU dc: `!` runs the rest of its line as a shell command, in an expression (`-e`), a file
