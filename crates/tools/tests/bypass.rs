@@ -7288,6 +7288,25 @@ fn cmake_tool_mode_runs_and_writes_what_it_names() {
             "cmake -E compare_files a b",
             "cmake -E time ls",
             "cmake -DX=1 -E rm f",
+            "ctest --output-on-failure",
+            "ctest --build-and-test src bin --build-generator 'Unix Makefiles' --test-command ls",
         ],
     );
+    // ctest's `--test-command` runs its command after the build.
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(
+        d.join("src/CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.10)\nproject(p NONE)\n",
+    )
+    .unwrap();
+    let line = "timeout 120 ctest --build-and-test src bin --build-generator 'Unix Makefiles' --test-command touch ../pwned";
+    assert!(
+        bash_creates_pwned(d, line, &[]),
+        "ctest did not run its --test-command"
+    );
+    f.all(
+        Action::Deny,
+        &["ctest --build-and-test src bin --build-generator 'Unix Makefiles' --test-command rm x"],
+    );
+    f.never_allowed(&["ctest --build-and-test src bin $opt rm x"]);
 }

@@ -255,6 +255,16 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         )),
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
         "cmake" => cmake_tool(args, &mut out),
+        // Round 12: `ctest --build-and-test SRC BIN … --test-command CMD…` runs CMD after the
+        // build (the real ctest 3.25 ran `touch`); every word after the option is the command.
+        "ctest" => match args.iter().find(|w| !w.literal) {
+            Some(w) => out.stop(Stop::Dynamic(w.text.clone())),
+            None => {
+                if let Some(at) = args.iter().position(|w| w.text == "--test-command") {
+                    out.argv(&args[at + 1..]);
+                }
+            }
+        },
         "dc" => dc(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
             let r = runner(base).map_or("", |r| r.why);
