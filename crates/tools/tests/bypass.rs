@@ -7310,3 +7310,39 @@ fn cmake_tool_mode_runs_and_writes_what_it_names() {
     );
     f.never_allowed(&["ctest --build-and-test src bin $opt rm x"]);
 }
+
+/// Round 12. `corepack PM ARGS` runs the package manager PM with ARGS: the real corepack 0.34
+/// ran `corepack pnpm@10.34.9 exec touch pwned` (by hand: it fetches pnpm from the registry,
+/// which a test does not), read as `corepack` alone, so a `rm` deny rule missed `corepack pnpm
+/// exec rm x`, and `corepack enable` (shims beside node, on the PATH) was allowed.
+#[test]
+fn corepack_runs_the_package_manager_it_names() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "corepack pnpm exec rm x",
+            "corepack pnpm@10.34.9 exec rm x",
+            "corepack yarn exec rm x",
+            "corepack npm exec -c 'rm x'",
+        ],
+    );
+    f.never_allowed(&[
+        "corepack enable",
+        "corepack enable --install-directory ~/.local/bin",
+        "corepack install -g pnpm@10",
+        "corepack use pnpm@10",
+        "corepack prepare --activate pnpm@10",
+        "corepack pnpm install -g evil",
+        "corepack $pm exec rm x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "corepack",
+            "corepack --version",
+            "corepack pnpm --version",
+            "corepack pnpm run build",
+        ],
+    );
+}

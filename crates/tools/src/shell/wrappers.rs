@@ -255,6 +255,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         )),
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
         "cmake" => cmake_tool(args, &mut out),
+        "corepack" => corepack(args, &mut out),
         // Round 12: `ctest --build-and-test SRC BIN … --test-command CMD…` runs CMD after the
         // build (the real ctest 3.25 ran `touch`); every word after the option is the command.
         "ctest" => match args.iter().find(|w| !w.literal) {
@@ -868,6 +869,35 @@ fn loader(args: &[Word], out: &mut Findings) {
         ],
         out,
     );
+}
+
+/// Round 12: `corepack PM[@VERSION] ARGS…` runs that package manager with ARGS (the real
+/// corepack 0.34 ran `corepack pnpm@10.34.9 exec touch pwned`); its own commands change what
+/// runs later (`enable` puts shims beside node, on the PATH; `install -g`, `use`, `up`,
+/// `prepare`, `hydrate`) and ask. Only its help and version pass.
+fn corepack(args: &[Word], out: &mut Findings) {
+    const MANAGERS: &[&str] = &["npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"];
+    let Some(first) = args.first() else {
+        return;
+    };
+    if !first.literal {
+        return out.stop(Stop::Dynamic(first.text.clone()));
+    }
+    let name = first.text.split('@').next().unwrap_or_default();
+    if MANAGERS.contains(&name) {
+        let mut argv = vec![Word::lit(name)];
+        argv.extend(args[1..].iter().cloned());
+        return out.argv(&argv);
+    }
+    if !matches!(
+        first.text.as_str(),
+        "--version" | "-v" | "--help" | "-h" | "help"
+    ) {
+        out.opaque(format!(
+            "`corepack {}` changes the package managers the PATH finds, or runs one the line does not name",
+            first.text
+        ));
+    }
 }
 
 /// Round 12: `cmake -E COMMAND` (only as cmake's first argument) is a tool box: `time CMD`
