@@ -114,13 +114,14 @@ command -v unzip >/dev/null || {
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
   capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
   strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump less:less \
-  php:php-cli lua5.4:lua5.4 m4:m4 7zz:7zip zstd:zstd cmake:cmake; do
+  php:php-cli lua5.4:lua5.4 m4:m4 7zz:7zip zstd:zstd cmake:cmake \
+  rpm:rpm; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }
 done
 # Round 12: the same test file runs cmake (`-E env`/`time`/`chdir` run a command, `-E copy`
-# writes anywhere), in the loop above.
+# writes anywhere) and rpm (`--eval '%(…)'`, `--pipe`), in the loop above.
 # Round 12: crates/tools/tests/bypass.rs runs the real gsettings (its keyfile backend) to show
 # `gsettings set` writing the operator's desktop settings, a command the desktop runs.
 [ -f /usr/share/glib-2.0/schemas/org.gnome.desktop.default-applications.gschema.xml ] \

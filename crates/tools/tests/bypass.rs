@@ -7346,3 +7346,54 @@ fn corepack_runs_the_package_manager_it_names() {
         ],
     );
 }
+
+/// Round 12. rpm expands macros that run commands wherever it is given one: the real rpm
+/// 4.18 ran `rpm --eval '%(touch pwned)'`, `rpm -E '%{lua: os.execute(…)}'` and `rpm -qa
+/// --pipe CMD`; and `rpm -i`/`-U`/`-e` change the system's packages (as root, running their
+/// scriptlets). All were allowed. Now only queries pass.
+#[test]
+fn rpm_passes_only_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.to_str().unwrap();
+    for line in [
+        "rpm --eval '%(touch pwned)'",
+        "rpm -E '%{lua: os.execute(\"touch pwned\")}'",
+        "rpm -qa --pipe 'touch pwned'",
+    ] {
+        assert!(
+            bash_creates_pwned(d, line, &[("HOME", home)]),
+            "`{line}` did not run its command (rpm is Debian's `rpm`)"
+        );
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "rpm --eval '%(touch pwned)'",
+        "rpm -E '%{lua: os.execute(\"touch pwned\")}'",
+        "rpm -qa --pipe 'touch pwned'",
+        "rpm -q --define 'x %(touch pwned)' bash",
+        "rpm -i evil.rpm",
+        "rpm -Uvh evil.rpm",
+        "rpm -e bash",
+        "rpm -V bash",
+        "rpm --import key.asc",
+        "rpm -qa --qf '%{NAME}'",
+        "rpm -q --macros /tmp/e/m bash",
+        "rpm $op bash",
+        "rpmquery -a --pipe 'touch pwned'",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "rpm -qa",
+            "rpm -qi bash",
+            "rpm -ql bash",
+            "rpm -qf /usr/bin/bash",
+            "rpm -qpR x.rpm",
+            "rpm -q --changelog bash",
+            "rpm --query --whatprovides /bin/sh",
+            "rpm --version",
+            "rpmquery -a",
+        ],
+    );
+}

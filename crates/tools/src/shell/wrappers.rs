@@ -256,6 +256,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
         "cmake" => cmake_tool(args, &mut out),
         "corepack" => corepack(args, &mut out),
+        "rpm" | "rpmquery" if !rpm_reads(base, args) => out.opaque(format!(
+            "`{whole}` may install or change the system's packages (running their scriptlets), expand macros that run commands (`--eval '%(…)'`, `%{{lua:…}}`) or pipe its output to a command"
+        )),
         // Round 12: `ctest --build-and-test SRC BIN … --test-command CMD…` runs CMD after the
         // build (the real ctest 3.25 ran `touch`); every word after the option is the command.
         "ctest" => match args.iter().find(|w| !w.literal) {
@@ -869,6 +872,59 @@ fn loader(args: &[Word], out: &mut Findings) {
         ],
         out,
     );
+}
+
+/// Round 12: whether `rpm ARGS` only queries. rpm expands macros wherever it is given one:
+/// the real rpm 4.18 ran the command of `rpm --eval '%(…)'` and `-E '%{lua: os.execute(…)}'`,
+/// and of `rpm -qa --pipe CMD`; its other modes install, erase or verify (running the
+/// packages' scriptlets). An allow-list: the query mode (`-q…`, `rpmquery`) with the options
+/// that select and print, or help and version. `--qf` asks (its format was not checked against
+/// macro expansion here: no package is installed to format).
+fn rpm_reads(base: &str, args: &[Word]) -> bool {
+    const LONG: &[&str] = &[
+        "--query",
+        "--all",
+        "--info",
+        "--list",
+        "--file",
+        "--package",
+        "--requires",
+        "--provides",
+        "--conflicts",
+        "--obsoletes",
+        "--recommends",
+        "--changelog",
+        "--whatprovides",
+        "--whatrequires",
+        "--last",
+        "--configfiles",
+        "--docfiles",
+        "--state",
+        "--scripts",
+        "--dump",
+        "--quiet",
+        "--verbose",
+    ];
+    let mut query = base == "rpmquery";
+    for w in args {
+        if !w.literal {
+            return false;
+        }
+        match w.text.as_str() {
+            "--version" | "--help" | "--querytags" => return args.len() == 1,
+            "--query" => query = true,
+            t if t.starts_with("--") && !LONG.contains(&t) => return false,
+            t if t.starts_with("--") => {}
+            t if t.starts_with('-') => {
+                if !t[1..].chars().all(|c| "qailfpRcdsv".contains(c)) {
+                    return false;
+                }
+                query |= t.contains('q');
+            }
+            _ => {}
+        }
+    }
+    query
 }
 
 /// Round 12: `corepack PM[@VERSION] ARGS…` runs that package manager with ARGS (the real
