@@ -7397,3 +7397,16 @@ fn rpm_passes_only_queries() {
         ],
     );
 }
+
+/// Round 12. `yarn node ARGS` runs node with ARGS: the real yarn 1.22 (by hand, from the npm
+/// registry; not in test-deps) ran `yarn node -e "require('fs').writeFileSync('pwned','')"`.
+/// It was read as `yarn node`, so node's inline code was never judged.
+#[test]
+fn yarn_node_runs_node_with_its_arguments() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "yarn node -e \"require('child_process').execSync('rm x')\"",
+        "yarn node -p 1",
+    ]);
+    f.all(Action::Allow, &["yarn node x.js", "yarn node --version"]);
+}

@@ -621,6 +621,12 @@ fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
     let rest = &args[1..];
     match (base, verb.text.as_str()) {
         ("bun", "x") => package_runner(rest, out),
+        // Round 12: `yarn node ARGS` runs node with ARGS (the real yarn 1.22 ran `-e CODE`).
+        ("yarn", "node") => {
+            let mut argv = vec![Word::lit("node")];
+            argv.extend(rest.iter().cloned());
+            out.argv(&argv);
+        }
         ("npm", "exec" | "x") | ("pnpm", "exec" | "dlx") | ("yarn", "exec" | "dlx") => {
             if let Some(at) = rest.iter().position(|w| w.literal && w.text == "--") {
                 return out.argv(&rest[at + 1..]);
