@@ -56,6 +56,10 @@ npm_packages=(
   # redteam (issue 21, round 10): pnpm runs a word that is none of its commands as a program
   # (crates/tools/tests/bypass.rs checks it with the real one)
   pnpm@10.34.9
+  # shell analysis (issue 21, round 12): mise writes the operator's global configuration
+  # (crates/tools/tests/bypass.rs checks it with the real one; the platform package itself,
+  # as the `mise` package only fetches it from a preinstall script)
+  @jdxcode/mise-linux-x64@2026.9.15
 )
 pip_packages=(
   # MCP servers and clients (issue 27)
@@ -110,11 +114,20 @@ command -v unzip >/dev/null || {
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
   capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
   strace:strace fakeroot:fakeroot inotifywait:inotify-tools tcpdump:tcpdump less:less \
-  php:php-cli lua5.4:lua5.4 m4:m4 7zz:7zip zstd:zstd; do
+  php:php-cli lua5.4:lua5.4 m4:m4 7zz:7zip zstd:zstd cmake:cmake \
+  rpm:rpm; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }
 done
+# Round 12: the same test file runs cmake (`-E env`/`time`/`chdir` run a command, `-E copy`
+# writes anywhere) and rpm (`--eval '%(…)'`, `--pipe`), in the loop above.
+# Round 12: crates/tools/tests/bypass.rs runs the real gsettings (its keyfile backend) to show
+# `gsettings set` writing the operator's desktop settings, a command the desktop runs.
+[ -f /usr/share/glib-2.0/schemas/org.gnome.desktop.default-applications.gschema.xml ] \
+  && command -v gsettings >/dev/null || {
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libglib2.0-bin gsettings-desktop-schemas
+}
 perl -e 'exit(!grep { -f "$_/perl5db.pl" } @INC)' 2>/dev/null || {
   retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl
 }

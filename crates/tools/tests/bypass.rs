@@ -7001,3 +7001,412 @@ fn the_long_tail_of_installers_asks() {
         ],
     );
 }
+
+/// Round 12. An installer whose allow-list of verbs let a call with no verb through: `cpan`
+/// alone is a shell that runs what its input says (the real cpan 2.33 ran `! system(…)`, Perl
+/// code, from `echo … | cpan`, and installs with `install X`), `cpan -u` upgrades every module,
+/// `cpanm --self-upgrade` and `update-alternatives --all` change with options only, and
+/// MacPorts' `port` alone reads its actions from the input. All were allowed.
+#[test]
+fn an_installer_called_without_a_verb_asks_unless_it_only_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap();
+    let line = "echo '! system(q(touch pwned))' | timeout 120 cpan";
+    assert!(
+        bash_creates_pwned(d, line, &[("HOME", home), ("PERL_MM_USE_DEFAULT", "1")]),
+        "cpan alone did not run the code its input gave"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        line,
+        "cpan",
+        "cpan -u",
+        "cpan -a",
+        "cpanm --self-upgrade",
+        "update-alternatives --all",
+        "port",
+        "echo 'install evil' | port",
+        "zypper",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cpan --help",
+            "cpanm --version",
+            "zypper info x",
+            "brew",
+            "gem",
+            "dnf",
+        ],
+    );
+}
+
+/// Round 12. pacman's operation is an option, so no verb table saw `pacman -S evil`,
+/// `pacman -Syu` or `pacman -U pkg` (install as root, running the packages' scripts and hooks);
+/// `yay` alone is `yay -Syu`. All were allowed. Now only queries pass (the operations and
+/// modifiers from the real pacman 6.0's `pacman -Q --help`, `-S --help`, `-F --help`).
+#[test]
+fn pacman_asks_for_every_operation_but_queries() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "pacman -S evil",
+        "pacman -Syu",
+        "pacman -Sy",
+        "pacman -Sq evil",
+        "pacman -Ssy",
+        "pacman -Sc",
+        "pacman -Sw evil",
+        "pacman --sync evil",
+        "pacman -Sbs evil",
+        "pacman -Ss x --config /tmp/e/pacman.conf",
+        "pacman -U evil.pkg.tar.zst",
+        "pacman -R bash",
+        "pacman -D --asdeps bash",
+        "pacman -Fy",
+        "pacman -QS evil",
+        "pacman",
+        "yay",
+        "paru",
+        "yay -G evil",
+        "paru -S evil",
+        "pacman $op evil",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "pacman -Q",
+            "pacman -Qi bash",
+            "pacman -Qkk bash",
+            "pacman -Qo /usr/bin/bash",
+            "pacman -Ss editor",
+            "pacman -Si bash",
+            "pacman -Sl core",
+            "pacman -Fl bash",
+            "pacman -F bash",
+            "pacman --query --info bash",
+            "pacman --version",
+            "pacman -h",
+            "yay -Ss x",
+        ],
+    );
+}
+
+/// Round 12. mise's verbs that change the operator's global configuration (`use -g`, `set -g`,
+/// `settings set`, `config set`: `~/.config/mise/config.toml`, whose `[env]` and hooks run in
+/// every shell mise is activated in), its trust list, or its installs were allowed, and `mise
+/// NAME` runs a task of that name. The real mise wrote the global file for `set -g` and
+/// `settings set`. Now only its reading verbs and its runners pass.
+#[test]
+fn mise_asks_for_what_changes_its_global_configuration() {
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let mise = deps.join("npm/node_modules/@jdxcode/mise-linux-x64/bin/mise");
+    assert!(
+        mise.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        mise.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let global = h.join(".config/mise/config.toml");
+    for line in ["mise set -g FOO=bar", "mise settings set experimental true"] {
+        let _ = std::fs::remove_file(&global);
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(line)
+            .current_dir(d)
+            .env("HOME", h)
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", mise.parent().unwrap().display()),
+            )
+            .env("MISE_YES", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(
+            status.success() && global.exists(),
+            "`{line}` did not write {}",
+            global.display()
+        );
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "mise set -g FOO=bar",
+        "mise settings set experimental true",
+        "mise config set -g hooks.enter 'touch pwned'",
+        "mise use -g node@20",
+        "mise use node@20",
+        "mise install node",
+        "mise trust",
+        "mise link node@20 /tmp/e/node",
+        "mise self-update",
+        "mise build",
+        "rtx use -g node@20",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "mise",
+            "mise --version",
+            "mise ls",
+            "mise which node",
+            "mise exec -- ls",
+            "mise x node@20 -- node -v",
+            "mise run build",
+            "mise tasks ls",
+        ],
+    );
+}
+
+/// Round 12. Programs that have the operator's desktop run a command, outside any sandbox:
+/// `gsettings set` (the real gsettings 2.74 wrote the operator's settings, here its keyfile
+/// backend; `default-applications.terminal exec` is a command the desktop runs), `dconf write`,
+/// `kwriteconfig5`; window managers' messengers (`i3-msg exec`, `swaymsg exec`, `hyprctl
+/// dispatch exec`) and input injectors (`xdotool type`, zellij's `action write-chars`); and
+/// terminals no table had (`st -e`, `terminator -x`, `tilix -e`), which ran past a `rm` deny
+/// rule. All were allowed (allow-all).
+#[test]
+fn the_desktop_runs_what_its_settings_and_messengers_say() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let line = "gsettings set org.gnome.desktop.default-applications.terminal exec 'touch pwned'";
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .env("HOME", h)
+        .env("XDG_CONFIG_HOME", h.join(".config"))
+        .env("GSETTINGS_BACKEND", "keyfile")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("gsettings is needed for this test (Debian package `libglib2.0-bin`)");
+    let keyfile =
+        std::fs::read_to_string(h.join(".config/glib-2.0/settings/keyfile")).unwrap_or_default();
+    assert!(
+        status.success() && keyfile.contains("touch pwned"),
+        "gsettings did not write the operator's settings: {keyfile:?}"
+    );
+    let f = allow_all();
+    f.never_allowed(&[
+        line,
+        "gsettings set org.gnome.settings-daemon.plugins.media-keys.custom-keybinding:/x/ command 'rm x'",
+        "gsettings reset-recursively org.gnome.desktop.session",
+        "dconf write /org/gnome/desktop/default-applications/terminal/exec \"'rm'\"",
+        "dconf load / < x.ini",
+        "kwriteconfig5 --file kdeglobals --group General --key TerminalApplication 'rm x'",
+        "xfconf-query -c xfce4-keyboard-shortcuts -p /commands/custom/F1 -s 'rm x'",
+        "i3-msg exec rm x",
+        "swaymsg exec rm x",
+        "hyprctl dispatch exec rm x",
+        "niri msg action spawn -- rm x",
+        "awesome-client 'os.execute(\"rm x\")'",
+        "xdotool type 'rm x'",
+        "zellij action write-chars 'rm x'",
+        "st -e rm x",
+        "terminator -x rm x",
+        "tilix -e 'rm x'",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gsettings get org.gnome.desktop.session idle-delay",
+            "gsettings list-recursively",
+            "dconf read /org/gnome/desktop/session/idle-delay",
+            "dconf dump /",
+            "tilix --version",
+        ],
+    );
+}
+
+/// Round 12. `cmake -E` is a tool box that runs, writes and removes: the real cmake 3.25 wrote
+/// `cmake -E copy f HOME/.bashrc` and ran the command of `-E env` (also with `--unset=`,
+/// `NAME=VALUE` and `--`), `-E time` and `-E chdir DIR`, which were read as `cmake` alone, so a
+/// `rm` deny rule missed `cmake -E env rm x` and the writes outside the roots were allowed. Now
+/// the commands that print or compare pass, the runners' commands are judged (and `env`/`chdir`
+/// ask), and every other command asks.
+#[test]
+fn cmake_tool_mode_runs_and_writes_what_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(d.join("f"), "echo pwned\n").unwrap();
+    for line in [
+        "cmake -E env touch pwned",
+        "cmake -E env --unset=X A=1 -- touch pwned",
+        "cmake -E time touch pwned",
+        "cmake -E chdir . touch pwned",
+    ] {
+        assert!(
+            bash_creates_pwned(d, line, &[]),
+            "`{line}` did not run its command (cmake is Debian's `cmake`)"
+        );
+    }
+    let line = format!("cmake -E copy f {}/.bashrc", h.display());
+    bash_creates_pwned(d, &line, &[]);
+    assert!(
+        h.join(".bashrc").exists(),
+        "`{line}` did not write the file"
+    );
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "cmake -E env rm x",
+            "cmake -E env --unset=X A=1 -- rm x",
+            "cmake -E time rm x",
+            "cmake -E chdir . rm x",
+        ],
+    );
+    f.never_allowed(&[
+        "cmake -E copy f ~/.bashrc",
+        "cmake -E rm -rf x",
+        "cmake -E remove_directory x",
+        "cmake -E touch ~/.bashrc",
+        "cmake -E create_symlink /tmp/e/x ~/.bashrc",
+        "cmake -E tar xf a.tar",
+        "cmake -E env ls",
+        "cmake -E chdir /tmp ls",
+        "cmake -E $c x",
+        "cmake $mode rm x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cmake ..",
+            "cmake --build build",
+            "cmake -S . -B build",
+            "cmake -E echo hi",
+            "cmake -E capabilities",
+            "cmake -E compare_files a b",
+            "cmake -E time ls",
+            "cmake -DX=1 -E rm f",
+            "ctest --output-on-failure",
+            "ctest --build-and-test src bin --build-generator 'Unix Makefiles' --test-command ls",
+        ],
+    );
+    // ctest's `--test-command` runs its command after the build.
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(
+        d.join("src/CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.10)\nproject(p NONE)\n",
+    )
+    .unwrap();
+    let line = "timeout 120 ctest --build-and-test src bin --build-generator 'Unix Makefiles' --test-command touch ../pwned";
+    assert!(
+        bash_creates_pwned(d, line, &[]),
+        "ctest did not run its --test-command"
+    );
+    f.all(
+        Action::Deny,
+        &["ctest --build-and-test src bin --build-generator 'Unix Makefiles' --test-command rm x"],
+    );
+    f.never_allowed(&["ctest --build-and-test src bin $opt rm x"]);
+}
+
+/// Round 12. `corepack PM ARGS` runs the package manager PM with ARGS: the real corepack 0.34
+/// ran `corepack pnpm@10.34.9 exec touch pwned` (by hand: it fetches pnpm from the registry,
+/// which a test does not), read as `corepack` alone, so a `rm` deny rule missed `corepack pnpm
+/// exec rm x`, and `corepack enable` (shims beside node, on the PATH) was allowed.
+#[test]
+fn corepack_runs_the_package_manager_it_names() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "corepack pnpm exec rm x",
+            "corepack pnpm@10.34.9 exec rm x",
+            "corepack yarn exec rm x",
+            "corepack npm exec -c 'rm x'",
+        ],
+    );
+    f.never_allowed(&[
+        "corepack enable",
+        "corepack enable --install-directory ~/.local/bin",
+        "corepack install -g pnpm@10",
+        "corepack use pnpm@10",
+        "corepack prepare --activate pnpm@10",
+        "corepack pnpm install -g evil",
+        "corepack $pm exec rm x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "corepack",
+            "corepack --version",
+            "corepack pnpm --version",
+            "corepack pnpm run build",
+        ],
+    );
+}
+
+/// Round 12. rpm expands macros that run commands wherever it is given one: the real rpm
+/// 4.18 ran `rpm --eval '%(touch pwned)'`, `rpm -E '%{lua: os.execute(…)}'` and `rpm -qa
+/// --pipe CMD`; and `rpm -i`/`-U`/`-e` change the system's packages (as root, running their
+/// scriptlets). All were allowed. Now only queries pass.
+#[test]
+fn rpm_passes_only_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.to_str().unwrap();
+    for line in [
+        "rpm --eval '%(touch pwned)'",
+        "rpm -E '%{lua: os.execute(\"touch pwned\")}'",
+        "rpm -qa --pipe 'touch pwned'",
+    ] {
+        assert!(
+            bash_creates_pwned(d, line, &[("HOME", home)]),
+            "`{line}` did not run its command (rpm is Debian's `rpm`)"
+        );
+    }
+    let f = allow_all();
+    f.never_allowed(&[
+        "rpm --eval '%(touch pwned)'",
+        "rpm -E '%{lua: os.execute(\"touch pwned\")}'",
+        "rpm -qa --pipe 'touch pwned'",
+        "rpm -q --define 'x %(touch pwned)' bash",
+        "rpm -i evil.rpm",
+        "rpm -Uvh evil.rpm",
+        "rpm -e bash",
+        "rpm -V bash",
+        "rpm --import key.asc",
+        "rpm -qa --qf '%{NAME}'",
+        "rpm -q --macros /tmp/e/m bash",
+        "rpm $op bash",
+        "rpmquery -a --pipe 'touch pwned'",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "rpm -qa",
+            "rpm -qi bash",
+            "rpm -ql bash",
+            "rpm -qf /usr/bin/bash",
+            "rpm -qpR x.rpm",
+            "rpm -q --changelog bash",
+            "rpm --query --whatprovides /bin/sh",
+            "rpm --version",
+            "rpmquery -a",
+        ],
+    );
+}
+
+/// Round 12. `yarn node ARGS` runs node with ARGS: the real yarn 1.22 (by hand, from the npm
+/// registry; not in test-deps) ran `yarn node -e "require('fs').writeFileSync('pwned','')"`.
+/// It was read as `yarn node`, so node's inline code was never judged.
+#[test]
+fn yarn_node_runs_node_with_its_arguments() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "yarn node -e \"require('child_process').execSync('rm x')\"",
+        "yarn node -p 1",
+    ]);
+    f.all(Action::Allow, &["yarn node x.js", "yarn node --version"]);
+}

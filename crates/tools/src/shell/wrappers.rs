@@ -250,7 +250,25 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             let why = settings(base).map_or("", |t| t.why);
             out.opaque(format!("`{whole}` {why}"));
         }
+        "pacman" | "yay" | "paru" | "pikaur" if !pacman_reads(args) => out.opaque(format!(
+            "`{whole}` installs, removes or changes the system's packages (as root, running their scripts and hooks), outside any sandbox"
+        )),
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
+        "cmake" => cmake_tool(args, &mut out),
+        "corepack" => corepack(args, &mut out),
+        "rpm" | "rpmquery" if !rpm_reads(base, args) => out.opaque(format!(
+            "`{whole}` may install or change the system's packages (running their scriptlets), expand macros that run commands (`--eval '%(…)'`, `%{{lua:…}}`) or pipe its output to a command"
+        )),
+        // Round 12: `ctest --build-and-test SRC BIN … --test-command CMD…` runs CMD after the
+        // build (the real ctest 3.25 ran `touch`); every word after the option is the command.
+        "ctest" => match args.iter().find(|w| !w.literal) {
+            Some(w) => out.stop(Stop::Dynamic(w.text.clone())),
+            None => {
+                if let Some(at) = args.iter().position(|w| w.text == "--test-command") {
+                    out.argv(&args[at + 1..]);
+                }
+            }
+        },
         "dc" => dc(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
             let r = runner(base).map_or("", |r| r.why);
@@ -603,6 +621,12 @@ fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
     let rest = &args[1..];
     match (base, verb.text.as_str()) {
         ("bun", "x") => package_runner(rest, out),
+        // Round 12: `yarn node ARGS` runs node with ARGS (the real yarn 1.22 ran `-e CODE`).
+        ("yarn", "node") => {
+            let mut argv = vec![Word::lit("node")];
+            argv.extend(rest.iter().cloned());
+            out.argv(&argv);
+        }
         ("npm", "exec" | "x") | ("pnpm", "exec" | "dlx") | ("yarn", "exec" | "dlx") => {
             if let Some(at) = rest.iter().position(|w| w.literal && w.text == "--") {
                 return out.argv(&rest[at + 1..]);
@@ -854,6 +878,158 @@ fn loader(args: &[Word], out: &mut Findings) {
         ],
         out,
     );
+}
+
+/// Round 12: whether `rpm ARGS` only queries. rpm expands macros wherever it is given one:
+/// the real rpm 4.18 ran the command of `rpm --eval '%(…)'` and `-E '%{lua: os.execute(…)}'`,
+/// and of `rpm -qa --pipe CMD`; its other modes install, erase or verify (running the
+/// packages' scriptlets). An allow-list: the query mode (`-q…`, `rpmquery`) with the options
+/// that select and print, or help and version. `--qf` asks (its format was not checked against
+/// macro expansion here: no package is installed to format).
+fn rpm_reads(base: &str, args: &[Word]) -> bool {
+    const LONG: &[&str] = &[
+        "--query",
+        "--all",
+        "--info",
+        "--list",
+        "--file",
+        "--package",
+        "--requires",
+        "--provides",
+        "--conflicts",
+        "--obsoletes",
+        "--recommends",
+        "--changelog",
+        "--whatprovides",
+        "--whatrequires",
+        "--last",
+        "--configfiles",
+        "--docfiles",
+        "--state",
+        "--scripts",
+        "--dump",
+        "--quiet",
+        "--verbose",
+    ];
+    let mut query = base == "rpmquery";
+    for w in args {
+        if !w.literal {
+            return false;
+        }
+        match w.text.as_str() {
+            "--version" | "--help" | "--querytags" => return args.len() == 1,
+            "--query" => query = true,
+            t if t.starts_with("--") && !LONG.contains(&t) => return false,
+            t if t.starts_with("--") => {}
+            t if t.starts_with('-') => {
+                if !t[1..].chars().all(|c| "qailfpRcdsv".contains(c)) {
+                    return false;
+                }
+                query |= t.contains('q');
+            }
+            _ => {}
+        }
+    }
+    query
+}
+
+/// Round 12: `corepack PM[@VERSION] ARGS…` runs that package manager with ARGS (the real
+/// corepack 0.34 ran `corepack pnpm@10.34.9 exec touch pwned`); its own commands change what
+/// runs later (`enable` puts shims beside node, on the PATH; `install -g`, `use`, `up`,
+/// `prepare`, `hydrate`) and ask. Only its help and version pass.
+fn corepack(args: &[Word], out: &mut Findings) {
+    const MANAGERS: &[&str] = &["npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"];
+    let Some(first) = args.first() else {
+        return;
+    };
+    if !first.literal {
+        return out.stop(Stop::Dynamic(first.text.clone()));
+    }
+    let name = first.text.split('@').next().unwrap_or_default();
+    if MANAGERS.contains(&name) {
+        let mut argv = vec![Word::lit(name)];
+        argv.extend(args[1..].iter().cloned());
+        return out.argv(&argv);
+    }
+    if !matches!(
+        first.text.as_str(),
+        "--version" | "-v" | "--help" | "-h" | "help"
+    ) {
+        out.opaque(format!(
+            "`corepack {}` changes the package managers the PATH finds, or runs one the line does not name",
+            first.text
+        ));
+    }
+}
+
+/// Round 12: `cmake -E COMMAND` (only as cmake's first argument) is a tool box: `time CMD`
+/// runs its command, `env [OPTIONS] [NAME=VALUE…] CMD` and `chdir DIR CMD` run it in another
+/// environment or directory, and `copy`, `rename`, `rm`, `touch`, `create_symlink`, `tar`, …
+/// write or remove the files they name, wherever they lie (the real cmake 3.25 wrote
+/// `cmake -E copy f HOME/.bashrc` and ran `cmake -E env rm x` past a deny rule on `rm`). Only the
+/// commands that print or compare pass; the others ask, their command still reported.
+fn cmake_tool(args: &[Word], out: &mut Findings) {
+    const READS: &[&str] = &[
+        "echo",
+        "echo_append",
+        "capabilities",
+        "compare_files",
+        "environment",
+        "cat",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "sleep",
+        "true",
+        "false",
+        "help",
+    ];
+    let Some(first) = args.first() else {
+        return;
+    };
+    if !first.literal {
+        return out.stop(Stop::Dynamic(first.text.clone()));
+    }
+    if first.text != "-E" {
+        return;
+    }
+    let Some(command) = args.get(1) else {
+        return;
+    };
+    if !command.literal {
+        return out.stop(Stop::Dynamic(command.text.clone()));
+    }
+    let rest = &args[2..];
+    match command.text.as_str() {
+        c if READS.contains(&c) => {}
+        "time" => out.argv(rest),
+        "env" => {
+            // `--unset=NAME`, `--modify OP` (3.25+), `NAME=VALUE`, then `--` or the command.
+            let mut i = 0;
+            while let Some(w) = rest.get(i) {
+                if w.text == "--" {
+                    i += 1;
+                    break;
+                }
+                if !(w.text.starts_with("--") || w.text.contains('=')) {
+                    break;
+                }
+                i += if w.text == "--modify" { 2 } else { 1 };
+            }
+            out.argv(&rest[i.min(rest.len())..]);
+            out.opaque("`cmake -E env` runs its command in an environment it changes".into());
+        }
+        "chdir" => {
+            out.argv(rest.get(1..).unwrap_or_default());
+            out.opaque("`cmake -E chdir` runs its command in another directory".into());
+        }
+        c => out.opaque(format!(
+            "`cmake -E {c}` writes, removes or runs what it names, wherever it lies"
+        )),
+    }
 }
 
 /// GNU dc: `!` runs the rest of its line as a shell command, in an expression (`-e`), a file
@@ -1995,9 +2171,57 @@ pub(super) const RUNNERS: &[Runner] = &[
             "alacritty",
             "wezterm",
             "foot",
+            // Round 12: `st -e`, `terminator -x`, `tilix -e` ran past a `rm` deny rule.
+            "st",
+            "terminator",
+            "tilix",
+            "sakura",
+            "lxterminal",
+            "mate-terminal",
+            "qterminal",
+            "terminology",
+            "guake",
+            "tilda",
+            "kgx",
+            "gnome-console",
+            "ptyxis",
+            "cool-retro-term",
+            "ghostty",
+            "eterm",
+            "aterm",
+            "termite",
+            "roxterm",
+            "deepin-terminal",
+            "contour",
+            "rio",
         ],
         reports: VERSION,
         why: "is a terminal that runs a shell or the command it is given",
+    },
+    // Round 12: window managers' and compositors' messengers run a command (`i3-msg exec`,
+    // `swaymsg exec`, `hyprctl dispatch exec`, `niri msg action spawn`, awesome's Lua), and
+    // input injectors type into the operator's windows (`xdotool type`, `wtype`, zellij's
+    // `action write-chars`): the manager or the focused program runs it, outside any sandbox
+    // (their sockets are reachable under `network = "allow"`, as round 8's daemons').
+    Runner {
+        names: &[
+            "i3-msg",
+            "swaymsg",
+            "hyprctl",
+            "bspc",
+            "herbstclient",
+            "awesome-client",
+            "qtile",
+            "niri",
+            "riverctl",
+            "xdotool",
+            "ydotool",
+            "wtype",
+            "dotool",
+            "zellij",
+        ],
+        reports: VERSION,
+        why: "asks the operator's window manager or terminal session to run a command or to type keys, outside any sandbox",
     },
     Runner {
         names: &["entr"],
@@ -2363,6 +2587,11 @@ pub(super) struct Settings {
     /// When set, only these verb sequences pass (an allow-list: an option's argument taken
     /// for a verb, or a verb not listed, asks); the program alone passes too.
     pub(super) reads: Option<&'static [&'static [&'static str]]>,
+    /// Whether the program given no verb only prints its help or lists. When not, a call
+    /// without a verb passes only as `--help` or `--version`: `cpan` alone is a shell that
+    /// installs what its input names, `cpan -u` upgrades every module, MacPorts' `port`
+    /// alone reads its actions from the input.
+    pub(super) alone: bool,
     /// Verb sequences that ask wherever they stand among the operands.
     pub(super) changes: &'static [&'static [&'static str]],
     pub(super) why: &'static str,
@@ -2392,6 +2621,7 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["show-environment"],
             &["get-default"],
         ]),
+        alone: true,
         changes: &[],
         why: "asks the service manager, outside any sandbox, to change, start or persist units or its environment",
     },
@@ -2409,12 +2639,14 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["show-seat"],
             &["help"],
         ]),
+        alone: true,
         changes: &[],
         why: "asks the login manager, outside any sandbox, to change sessions or users (`enable-linger` keeps the user's services running)",
     },
     Settings {
         names: &["busctl"],
         reads: Some(&[&["list"], &["status"], &["tree"], &["introspect"], &["help"]]),
+        alone: true,
         changes: &[],
         why: "calls a service on the bus, which acts outside any sandbox",
     },
@@ -2426,6 +2658,7 @@ pub(super) const SETTINGS: &[Settings] = &[
             "dbus-update-activation-environment",
         ],
         reads: Some(&[]),
+        alone: true,
         changes: &[],
         why: "calls a service on the bus, which acts outside any sandbox",
     },
@@ -2440,12 +2673,14 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["component", "list"],
             &["completions"],
         ]),
+        alone: true,
         changes: &[],
         why: "changes the toolchains and settings the operator's cargo and rustc use, outside any sandbox",
     },
     Settings {
         names: &["pip", "pip3"],
         reads: None,
+        alone: true,
         changes: &[&["config", "set"], &["config", "unset"], &["config", "edit"]],
         why: "changes pip's configuration, which the operator's later installs obey",
     },
@@ -2472,18 +2707,21 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["stale"],
             &["build"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or changes gems in the operator's gem home (their plugins run at every later `gem` command, their executables land on the PATH)",
     },
     Settings {
         names: &["pipx"],
         reads: Some(&[&["list"], &["environment"], &["help"], &["completions"]]),
+        alone: true,
         changes: &[],
         why: "installs or changes tools in the operator's `~/.local` (their executables land on the PATH; `ensurepath` edits the shell's start-up files), or runs a package from the index",
     },
     Settings {
         names: &["uv"],
         reads: None,
+        alone: true,
         changes: &[
             &["tool", "install"],
             &["tool", "upgrade"],
@@ -2499,6 +2737,7 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["composer"],
         reads: None,
+        alone: true,
         changes: &[&["global"], &["self-update"], &["selfupdate"]],
         why: "changes the operator's global Composer packages (their plugins and scripts run at every later `composer` command) or Composer itself",
     },
@@ -2507,6 +2746,7 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["yarn"],
         reads: None,
+        alone: true,
         changes: &[&["global", "add"], &["global", "remove"], &["global", "upgrade"]],
         why: "changes the operator's global yarn packages, whose executables land on the PATH",
     },
@@ -2522,6 +2762,7 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["help"],
             &["lint"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or removes rocks in the operator's or the system's tree (their modules run in later lua programs, their scripts land on the PATH)",
     },
@@ -2543,11 +2784,12 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["deplist"],
             &["help"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or changes the system's packages (as root, running their scripts), outside any sandbox",
     },
     Settings {
-        names: &["apk", "zypper", "snap", "brew", "port"],
+        names: &["apk", "snap", "brew"],
         reads: Some(&[
             &["info"],
             &["search"],
@@ -2566,12 +2808,119 @@ pub(super) const SETTINGS: &[Settings] = &[
             &["lr"],
             &["what-provides"],
         ]),
+        alone: true,
         changes: &[],
         why: "installs or changes the system's or the operator's packages, outside any sandbox",
+    },
+    // MacPorts' `port` with no action reads its actions from the input (port(1),
+    // "interactive mode"); zypper has a `shell` of its own: neither passes alone.
+    Settings {
+        names: &["port", "zypper"],
+        reads: Some(&[
+            &["info"],
+            &["search"],
+            &["se"],
+            &["list"],
+            &["ls"],
+            &["version"],
+            &["help"],
+            &["deps"],
+            &["outdated"],
+            &["desc"],
+            &["repos"],
+            &["lr"],
+            &["what-provides"],
+        ]),
+        alone: false,
+        changes: &[],
+        why: "installs or changes the system's or the operator's packages, outside any sandbox",
+    },
+    // Round 12: desktop settings. `gsettings set` writes through dconf's service (or the
+    // keyfile in the operator's configuration: the real gsettings 2.74 wrote
+    // `glib-2.0/settings/keyfile` with `GSETTINGS_BACKEND=keyfile`); a key such as
+    // `default-applications.terminal exec` or a custom keybinding's `command` is run by the
+    // desktop, outside any sandbox. `dconf write`/`load` the same; KDE's and Xfce's
+    // writers take only options.
+    Settings {
+        names: &["gsettings"],
+        reads: Some(&[
+            &["get"],
+            &["list-schemas"],
+            &["list-relocatable-schemas"],
+            &["list-keys"],
+            &["list-children"],
+            &["list-recursively"],
+            &["range"],
+            &["describe"],
+            &["writable"],
+            &["help"],
+            &["monitor"],
+        ]),
+        alone: true,
+        changes: &[],
+        why: "changes the desktop's settings, which the desktop obeys (a terminal or keybinding command it runs) outside any sandbox",
+    },
+    Settings {
+        names: &["dconf"],
+        reads: Some(&[&["read"], &["list"], &["dump"], &["watch"], &["help"], &["blame"]]),
+        alone: true,
+        changes: &[],
+        why: "changes the desktop's settings, which the desktop obeys (a terminal or keybinding command it runs) outside any sandbox",
+    },
+    Settings {
+        names: &["kwriteconfig5", "kwriteconfig6", "gconftool-2", "gconftool", "xfconf-query"],
+        reads: Some(&[]),
+        alone: false,
+        changes: &[],
+        why: "changes the desktop's settings, which the desktop obeys (a terminal or keybinding command it runs) outside any sandbox",
+    },
+    // Round 12: mise keeps the operator's global configuration (`use -g`, `set -g`,
+    // `settings set`, `config set` write `~/.config/mise/config.toml`, whose `[env]` and
+    // hooks run in every shell mise is activated in; the real mise 2026.9.15 wrote it for
+    // `set -g` and `settings set`), its trust list (`trust`), its installs on the PATH
+    // (`install`, `use`, `link`, `reshim`, `self-update`), and `mise NAME` runs a project task of
+    // that name: only these verbs pass, `exec`/`x`/`run` judged as the runner they are.
+    Settings {
+        names: &["mise", "rtx"],
+        reads: Some(&[
+            &["exec"],
+            &["x"],
+            &["run"],
+            &["r"],
+            &["ls"],
+            &["list"],
+            &["ls-remote"],
+            &["latest"],
+            &["outdated"],
+            &["where"],
+            &["which"],
+            &["env"],
+            &["bin-paths"],
+            &["doctor"],
+            &["version"],
+            &["help"],
+            &["registry"],
+            &["search"],
+            &["completion"],
+            &["activate"],
+            &["deactivate"],
+            &["tool"],
+            &["config", "ls"],
+            &["config", "get"],
+            &["settings", "get"],
+            &["settings", "ls"],
+            &["plugins", "ls"],
+            &["tasks", "ls"],
+            &["tasks", "info"],
+        ]),
+        alone: true,
+        changes: &[],
+        why: "changes mise's global configuration, trust list or installed tools (on the PATH; the configuration's `[env]` and hooks run in every shell mise is activated in), or runs a task the configuration names",
     },
     Settings {
         names: &["conda", "mamba", "micromamba"],
         reads: None,
+        alone: true,
         changes: &[
             &["install"],
             &["remove"],
@@ -2590,6 +2939,7 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["cabal", "stack", "opam", "raco", "cargo-binstall"],
         reads: None,
+        alone: true,
         changes: &[
             &["install"],
             &["v2-install"],
@@ -2606,12 +2956,16 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["cpan", "cpanm", "easy_install", "update-alternatives"],
         reads: Some(&[]),
+        // `cpan` alone reads `install X` from its input, `cpan -u`, `cpanm --self-upgrade`
+        // and `update-alternatives --all` change what they keep with options only.
+        alone: false,
         changes: &[],
         why: "installs into the system's or the operator's libraries, or changes which program a system-wide name runs",
     },
     Settings {
         names: &["dotnet", "mix", "asdf", "volta"],
         reads: None,
+        alone: true,
         changes: &[
             &["tool", "install"],
             &["tool", "update"],
@@ -2632,12 +2986,14 @@ pub(super) const SETTINGS: &[Settings] = &[
     Settings {
         names: &["R"],
         reads: None,
+        alone: true,
         changes: &[&["CMD", "INSTALL"], &["CMD", "REMOVE"]],
         why: "installs or removes an R package in a library that later R sessions load",
     },
     Settings {
         names: &["gh"],
         reads: None,
+        alone: true,
         changes: &[
             &["alias", "set"],
             &["alias", "import"],
@@ -2668,6 +3024,9 @@ fn changes(t: &Settings, args: &[Word]) -> bool {
         .map(|w| w.text.as_str())
         .filter(|w| !w.starts_with('-'))
         .collect();
+    if verbs.is_empty() && !t.alone {
+        return !matches!(args, [w] if w.text == "--help" || w.text == "--version");
+    }
     if t.changes
         .iter()
         .any(|c| verbs.windows(c.len()).any(|v| v == *c))
@@ -2676,6 +3035,67 @@ fn changes(t: &Settings, args: &[Word]) -> bool {
     }
     t.reads
         .is_some_and(|reads| !verbs.is_empty() && !reads.iter().any(|r| verbs.starts_with(r)))
+}
+
+/// Round 12: whether `pacman ARGS` (or an AUR helper's, which take pacman's operations) only
+/// reads. pacman's operation is an option (`-S`, `-U`, `-R`, `-D`, `-Fy` all change the
+/// system), so no verb table fits; this is an allow-list, from pacman 6.0's `pacman -Q
+/// --help` (and `-S`, `-F`): one operation, `-Q` with any of its modifiers (none writes), `-S`
+/// with `-s`/`-i`/`-l`/`-g` (and `-q`) and no `-y`/`-u`/`-w`/`-c`, `-F` without `-y`, or help
+/// and version. `-b`/`-r` take the rest of their word or the next one (a database or root to
+/// read). Anything else asks: `yay` alone is `yay -Syu`, a long option may be `--config`.
+fn pacman_reads(args: &[Word]) -> bool {
+    const LONG: &[(&str, char)] = &[
+        ("--query", 'Q'),
+        ("--sync", 'S'),
+        ("--files", 'F'),
+        ("--help", 'h'),
+        ("--version", 'V'),
+        ("--search", 's'),
+        ("--info", 'i'),
+        ("--list", 'l'),
+        ("--groups", 'g'),
+        ("--quiet", 'q'),
+        ("--owns", 'o'),
+        ("--regex", 'x'),
+    ];
+    let mut letters = Vec::new();
+    for w in args {
+        if !w.literal {
+            return false;
+        }
+        if let Some(long) = w.text.strip_prefix("--") {
+            if long.is_empty() {
+                continue;
+            }
+            match LONG.iter().find(|(name, _)| *name == w.text) {
+                Some((_, c)) => letters.push(*c),
+                None => return false,
+            }
+        } else if let Some(short) = w.text.strip_prefix('-') {
+            for c in short.chars() {
+                if c == 'b' || c == 'r' {
+                    break;
+                }
+                letters.push(c);
+            }
+        }
+    }
+    let ops: Vec<char> = letters
+        .iter()
+        .copied()
+        .filter(char::is_ascii_uppercase)
+        .collect();
+    let mut modifiers = letters.iter().copied().filter(|c| !c.is_ascii_uppercase());
+    match ops.as_slice() {
+        ['Q'] => true,
+        ['S'] => {
+            letters.iter().any(|c| "silg".contains(*c)) && modifiers.all(|c| "silgqv".contains(c))
+        }
+        ['F'] => modifiers.all(|c| "lxqvo".contains(c)),
+        ['V'] | [] => modifiers.all(|c| c == 'h' || c == 'V') && !letters.is_empty(),
+        _ => false,
+    }
 }
 
 /// `capsh [OPTIONS] -- ARGS` (also `-+`) runs `/bin/bash ARGS` (`--shell=PATH` instead of

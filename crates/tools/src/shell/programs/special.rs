@@ -344,7 +344,10 @@ const PIP_OPTIONS: &[(&str, Does)] = &[
 /// wheel whose `.pth` then ran at the next `python -c pass`). Which environment a bare `pip`
 /// serves the line does not show (a venv's inside the roots, or the operator's own), so that
 /// asks, as `python -m pip` did; a pip named by a path (`.venv/bin/pip`) or `--python PATH` is
-/// that environment, judged as code at a path. `--user` writes the operator's `~/.local`;
+/// that environment, judged as code at a path. Round 12: an activated venv (`VIRTUAL_ENV`
+/// set) does not change this: the analysis reads the line, not the PATH lookup the shell makes
+/// when it runs (the variable may be stale or inherited, a pyenv shim or `hash` may come first,
+/// and the line itself may change PATH), so the ask says how to name the venv's pip. `--user` writes the operator's `~/.local`;
 /// `--target`/`--prefix`/`--root` and the other directories are writes, judged as any. A
 /// project given as a path (`-e DIR`, `./pkg`) has its build backend run: code at that path.
 pub(super) fn pip(name: &str, args: &[Word], out: &mut Examined) {
@@ -409,7 +412,7 @@ pub(super) fn pip(name: &str, args: &[Word], out: &mut Examined) {
         out.effect(
             EffectKind::Runs,
             verb,
-            format!("`{name} {verb}` changes the environment of the pip the PATH finds, which may be the operator's own: what it installs runs in every later run of that python (a `.pth` file at each start) and its scripts land on the PATH"),
+            format!("`{name} {verb}` changes the environment of the pip the PATH finds, which may be the operator's own: what it installs runs in every later run of that python (a `.pth` file at each start) and its scripts land on the PATH; name a venv's pip by its path (`.venv/bin/pip {verb}`) to have it judged as that environment"),
         );
     }
 }
