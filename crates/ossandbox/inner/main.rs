@@ -16,14 +16,16 @@
 //! Usage (cordon writes it; nobody else should):
 //!
 //! ```text
-//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] [go FD] [ready FD] -- PROG ARGS...
+//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} cwd DIR [proxy PORT FD [forward PORT]...] [go FD] [ready FD] -- PROG ARGS...
 //! cordon-inner zygote SOCK
 //! ```
 //!
 //! The second form serves many runs from one bwrap sandbox (see the zygote section below).
 //!
 //! Each PATH that exists gets a path-beneath rule with DIR_RIGHTS when it is a directory,
-//! FILE_RIGHTS otherwise (a missing one is skipped, as on the host). With `proxy`
+//! FILE_RIGHTS otherwise (a missing one is skipped, as on the host). `cwd DIR` is the
+//! directory cordon checked: the working directory bwrap (or the zygote) entered must be it,
+//! by the kernel's path, or the stage exits 125 (see `check_cwd`). With `proxy`
 //! (`sandbox.network = "proxy"`), the proxy's listener is made on PORT in the sandbox's
 //! network namespace (every address there, which is loopback only; IPv6 dual-stack, or
 //! 127.0.0.1 without IPv6), sent to cordon over the unix socket FD (`SCM_RIGHTS`), and the
@@ -73,6 +75,7 @@ mod nr {
     pub const WAIT4: usize = 61;
     pub const KILL: usize = 62;
     pub const CHDIR: usize = 80;
+    pub const GETCWD: usize = 79;
     pub const SETSID: usize = 112;
     pub const PPOLL: usize = 271;
     pub const DUP3: usize = 292;
@@ -97,6 +100,7 @@ mod nr {
     pub const WAIT4: usize = 260;
     pub const KILL: usize = 129;
     pub const CHDIR: usize = 49;
+    pub const GETCWD: usize = 17;
     pub const SETSID: usize = 157;
     pub const PPOLL: usize = 73;
     pub const DUP3: usize = 24;
@@ -644,6 +648,36 @@ unsafe fn wait_go(fd: usize, why: &[u8]) {
     unsafe { syscall(nr::CLOSE, fd, 0, 0, 0) };
 }
 
+/// Exits 125 unless the working directory bwrap's `--chdir` (or the zygote) entered is, by
+/// its path in this view, `expected`: the directory cordon checked. `chdir` resolves the path
+/// again, here, after the check; a component swapped meanwhile for a link (by an earlier run
+/// still going) would start the command elsewhere. The kernel's path of the directory
+/// entered has no links in it, so a link anywhere on the way shows as a different path.
+fn check_cwd(expected: &[u8]) {
+    const PATH_MAX: usize = 4096;
+    let mut buf = [0u8; PATH_MAX];
+    // SAFETY: getcwd writes at most PATH_MAX bytes into `buf`, on this frame.
+    let n = unsafe { syscall(nr::GETCWD, buf.as_mut_ptr() as usize, PATH_MAX, 0, 0) };
+    if n < 0 {
+        setup_fail(b"reading the working directory", b"", -n);
+    }
+    // The length counts the NUL; an unreachable directory reads "(unreachable)/…", which no
+    // checked path equals.
+    let got = &buf[..(n as usize).saturating_sub(1)];
+    if got != expected {
+        fail(
+            125,
+            &[
+                b"the working directory ",
+                expected,
+                b" changed after cordon checked it (the run entered ",
+                got,
+                b"): refusing to run there; run the command again",
+            ],
+        );
+    }
+}
+
 /// The program's entry, called from `_start` with the kernel's initial stack pointer.
 ///
 /// # Safety
@@ -680,6 +714,17 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
         unsafe { add_rule(ruleset, path, dir_rights, file_rights) };
         i += 3;
     }
+    // `cwd PATH`: the directory cordon checked (canonical, inside the policy's roots).
+    // SAFETY: argv strings are NUL-terminated and live for the program.
+    if arg(i).map(|p| unsafe { c_str(p) }) != Some(b"cwd") {
+        fail(125, &[b"inner stage: expected the checked cwd"]);
+    }
+    let Some(cwd) = arg(i + 1) else {
+        fail(125, &[b"inner stage: expected the checked cwd"]);
+    };
+    // SAFETY: `cwd` is an argv string, live for the program.
+    check_cwd(unsafe { c_str(cwd) });
+    i += 2;
     // SAFETY: argv strings are NUL-terminated and live for the program.
     if arg(i).map(|p| unsafe { c_str(p) }) == Some(b"proxy") {
         let port = number(arg(i + 1), b"the proxy's port");

@@ -509,11 +509,14 @@ pub fn split_rules(profile: &Profile) -> (Profile, Vec<PathRule>) {
 
 /// The inner stage's command line after its program (see `inner/main.rs`): the ruleset's
 /// descriptor, each rule for the sandbox's view with its Landlock rights for a directory and
-/// for a file, then `--` and the command.
+/// for a file, `cwd` and the checked working directory `cwd` (the stage refuses to start the
+/// command anywhere else: bwrap's `--chdir` resolves the path again, after the check), then
+/// `--` and the command.
 pub fn inner_args(
     ruleset_fd: i32,
     inside: &[PathRule],
     abi: i32,
+    cwd: &Path,
     command: impl IntoIterator<Item = OsString>,
 ) -> Vec<OsString> {
     let level = landlock::ABI::from(abi);
@@ -528,6 +531,8 @@ pub fn inner_args(
             out.push(rights.bits().to_string().into());
         }
     }
+    out.push("cwd".into());
+    out.push(cwd.as_os_str().to_owned());
     out.push("--".into());
     out.extend(command);
     out
@@ -537,7 +542,7 @@ pub fn inner_args(
 /// "proxy"`): it makes the proxy's listener on `port` in the sandbox's network namespace and
 /// sends it to cordon over the unix socket `fd` before the command starts.
 pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32, forwards: &[u16]) -> Vec<OsString> {
-    // Rule paths are absolute: the first `--` is the one before the command.
+    // Rule paths and the cwd are absolute: the first `--` is the one before the command.
     let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let mut inserted: Vec<OsString> = vec![
         "proxy".into(),
@@ -571,7 +576,8 @@ pub fn with_ready(args: Vec<OsString>, fd: i32) -> Vec<OsString> {
 
 /// `args` with the inner stage's `WORD FD` just before its `--` (the command).
 fn before_command(mut args: Vec<OsString>, word: &str, fd: i32) -> Vec<OsString> {
-    // bwrap's own `--` comes first; the inner stage's (rule paths are absolute) second.
+    // bwrap's own `--` comes first; the inner stage's (rule paths and the cwd are absolute)
+    // second.
     let at = args
         .iter()
         .enumerate()
@@ -995,10 +1001,19 @@ mod tests {
             paths(&inside),
             ["/dev/null", "/dev/pts", "/proc"].map(PathBuf::from)
         );
-        let args = strings(&inner_args(9, &inside[2..], 7, ["cat".into(), "-".into()]));
+        let args = strings(&inner_args(
+            9,
+            &inside[2..],
+            7,
+            Path::new("/w"),
+            ["cat".into(), "-".into()],
+        ));
         // ReadFile|ReadDir for the directory, ReadFile alone for a file: the inner stage
         // picks by the type it finds inside.
-        assert_eq!(args, ["9", "1", "/proc", "12", "4", "--", "cat", "-"]);
+        assert_eq!(
+            args,
+            ["9", "1", "/proc", "12", "4", "cwd", "/w", "--", "cat", "-"]
+        );
     }
 
     #[test]

@@ -997,7 +997,7 @@ fn execute_backend(
             ];
             let command = std::iter::once(std::mem::take(&mut spec.program))
                 .chain(std::mem::take(&mut spec.args));
-            let inner_args = bwrap::inner_args(ruleset_no, &inside, *abi, command);
+            let inner_args = bwrap::inner_args(ruleset_no, &inside, *abi, &spec.cwd, command);
             // sandbox.network = "proxy": the inner stage makes the listener inside bwrap's
             // network namespace (loopback only, brought up by bwrap) and sends it back.
             let proxy = match &spec.proxy {

@@ -706,6 +706,7 @@ pub fn bwrap_runs() -> Finding {
         ruleset.as_raw_fd(),
         &[],
         abi,
+        Path::new("/"),
         ["/bin/true".into()],
     ));
     // Passed on the way `cordon exec` passes them (its inner stage's message, if any, shows).

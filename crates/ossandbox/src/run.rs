@@ -318,7 +318,7 @@ impl Drop for SignalMask {
 
 /// Steps the child performs; the index is what it reports on failure.
 #[cfg(target_os = "linux")]
-const STEPS: [&str; 9] = [
+const STEPS: [&str; 10] = [
     "setsid",
     "parent-death signal",
     "closing inherited file descriptors",
@@ -328,7 +328,39 @@ const STEPS: [&str; 9] = [
     "landlock_restrict_self",
     "seccomp",
     "signal mask",
+    "the working directory",
 ];
+
+/// The step of [`STEPS`] whose failure is [`cwd_changed`].
+#[cfg(target_os = "linux")]
+const CWD_STEP: u8 = 9;
+
+/// Whether this process's working directory is `expected` by the kernel's path of it: the
+/// check every child makes right after its `chdir` to the gate's checked, canonical cwd.
+/// `chdir` resolves the path again, later than the check; a component swapped meanwhile for
+/// a link (by an earlier run still going) would start the command elsewhere, out of the
+/// roots. The kernel's path of the directory entered has no links in it, so a link on the way
+/// shows as another path, and a directory unreachable from this root (a mount namespace's) as
+/// "(unreachable)…". One system call and a buffer on this frame, nothing allocated: for a
+/// child between fork (or clone) and exec.
+#[cfg(target_os = "linux")]
+pub(crate) fn cwd_is(expected: &std::ffi::CStr) -> bool {
+    let mut buf = [0u8; libc::PATH_MAX as usize];
+    // SAFETY: getcwd writes at most `buf.len()` bytes into `buf`, on this frame. The raw
+    // system call (glibc's wrapper may allocate when it fails with ERANGE).
+    let n = unsafe { libc::syscall(libc::SYS_getcwd, buf.as_mut_ptr(), buf.len()) };
+    // The length counts the NUL.
+    n > 0 && buf[..n as usize - 1] == *expected.to_bytes()
+}
+
+/// The refusal when a child's working directory is not the checked one (see [`cwd_is`]).
+#[cfg(target_os = "linux")]
+pub(crate) fn cwd_changed(cwd: &std::path::Path) -> Error {
+    Error::other(format!(
+        "the working directory {} changed after cordon checked it (a component on its path was replaced, e.g. by a link): refusing to run there; run the command again",
+        cwd.display()
+    ))
+}
 
 /// Runs `spec` under `confinement` and waits for it, forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT
 /// to the child's process group.
@@ -441,6 +473,8 @@ pub fn run_noting(
                 };
             }
             let controlling_tty = spec.stdio.controlling_tty;
+            let cwd = std::ffi::CString::new(spec.cwd.as_os_str().as_encoded_bytes())
+                .map_err(|_| Error::other("a NUL byte in the working directory's path"))?;
             let child_setup = move || -> io::Result<()> {
                 // Only raw syscalls below: no allocation, no locks (we are in a forked child).
                 let fail = |step: u8| -> io::Error {
@@ -453,6 +487,13 @@ pub fn run_noting(
                     unsafe { libc::write(report_fd, &step as *const u8 as *const libc::c_void, 1) };
                     err
                 };
+                // std's chdir to `spec.cwd` came before this closure: the directory entered
+                // must be the checked one (no errno of its own: ENOENT stands for it).
+                if !cwd_is(&cwd) {
+                    // SAFETY: errno is this thread's; writing it is what failing calls do.
+                    unsafe { *libc::__errno_location() = libc::ENOENT };
+                    return Err(fail(CWD_STEP));
+                }
                 // SAFETY: this runs in the child between fork and exec of a possibly multithreaded
                 // process, so only async-signal-safe system calls, no allocation and no locks: setsid,
                 // ioctl(TIOCSCTTY), prctl, getppid, close_range, fcntl, setrlimit, capset (via
@@ -541,7 +582,9 @@ pub fn run_noting(
                     let mut step = [0u8; 1];
                     let n = rustix::io::read(&status_r, &mut step);
                     let name = spec.program.to_string_lossy().into_owned();
-                    return Err(if matches!(n, Ok(1)) {
+                    return Err(if matches!(n, Ok(1)) && step[0] == CWD_STEP {
+                        cwd_changed(&spec.cwd)
+                    } else if matches!(n, Ok(1)) {
                         Error::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
                     } else if e.kind() == io::ErrorKind::NotFound {
                         Error::NotFound(name)

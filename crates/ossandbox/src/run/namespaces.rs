@@ -145,7 +145,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 35] = [
+const STEPS: [&str; 36] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -181,7 +181,11 @@ const STEPS: [&str; 35] = [
     "installing the inotify filter with a listener",
     "handing the inotify filter's listener to its supervisor",
     "making the inotify supervisor not dumpable",
+    "the working directory entered is not the checked one",
 ];
+
+/// The step of the check after the command's chdir (see [`crate::run::cwd_is`]).
+const CWD_STEP: u8 = 35;
 
 /// The step of [`own_devpts`].
 const PTS_STEP: u8 = 29;
@@ -449,6 +453,9 @@ pub fn run(
                     return Err(start(Error::other(format!(
                         "cannot give the command a devpts instance of its own on /dev/pts (without it a pty the command makes would be the host's, allocated from every terminal's pool): {step}: {e}; the run is refused"
                     ))));
+                }
+                if rec[1] == CWD_STEP {
+                    return Err(start(crate::run::cwd_changed(&spec.cwd)));
                 }
                 if rec[1] >= TREE_STEP {
                     return Err(start(Error::other(match giving_back.filter(|_| rec[1] == TREE_STEP + 1) {
@@ -1645,6 +1652,13 @@ unsafe fn command(d: &InitData) -> ! {
     // SAFETY: chdir reads the NUL-terminated `d.exec.cwd` (a CString in `d`).
     if unsafe { libc::chdir(d.exec.cwd.as_ptr()) } != 0 {
         fail(10);
+    }
+    // The path was resolved again, in this mount namespace, after the gate's check: the
+    // directory entered must be the checked one (a link swapped in on the way is refused).
+    if !crate::run::cwd_is(&d.exec.cwd) {
+        // SAFETY: errno is this thread's; writing it is what failing calls do.
+        unsafe { *libc::__errno_location() = libc::ENOENT };
+        fail(CWD_STEP);
     }
     for &(resource, value) in d.rlimits {
         let lim = libc::rlimit {

@@ -62,7 +62,7 @@ pub(super) enum Attempt {
 }
 
 /// The child's steps; the index is what it reports.
-const STEPS: [&str; 15] = [
+const STEPS: [&str; 16] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -78,7 +78,11 @@ const STEPS: [&str; 15] = [
     "a mount namespace of its own",
     "a /proc of the PID namespace",
     "the sandbox's own /dev (a tmpfs and a devpts in pid 1's mount namespace)",
+    "the working directory entered is not the checked one",
 ];
+
+/// The step of the check after bwrap's chdir (see [`crate::run::cwd_is`]).
+const CWD_STEP: u8 = 15;
 
 /// The step index of the exec itself.
 const EXEC: u8 = 255;
@@ -272,6 +276,7 @@ pub(super) fn spawn(
         // /proc of its own (an outer sandbox that covers parts of /proc refuses a new one):
         // bwrap could not open its child's /proc entry.
         1..=3 | 12 | 13 => Attempt::Unavailable(e),
+        CWD_STEP => Attempt::Failed(crate::run::cwd_changed(&spec.cwd)),
         step => Attempt::Failed(Error::Setup(
             STEPS.get(step as usize).copied().unwrap_or("setup"),
             e,
@@ -483,6 +488,12 @@ unsafe fn exec_bwrap(d: &Data) -> ! {
     // SAFETY: chdir reads the NUL-terminated `cwd` (a CString in `d.exec`).
     if unsafe { libc::chdir(d.exec.cwd.as_ptr()) } != 0 {
         fail(9);
+    }
+    // bwrap starts where the gate checked (its `--chdir` is checked again by the inner stage).
+    if !crate::run::cwd_is(&d.exec.cwd) {
+        // SAFETY: errno is this thread's; writing it is what failing calls do.
+        unsafe { *libc::__errno_location() = libc::ENOENT };
+        fail(CWD_STEP);
     }
     // SAFETY: sigset_t is a plain bit array; sigemptyset writes only into `empty` on this
     // frame, sigprocmask reads it. signal(SIGPIPE, SIG_DFL) fails only for a bad number; the

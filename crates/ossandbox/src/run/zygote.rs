@@ -321,6 +321,7 @@ impl Zygote {
             self.ruleset_fd,
             &self.inside,
             self.abi,
+            &spec.cwd,
             command,
         ));
         let tmp = self.tmp.path().to_path_buf();

@@ -62,7 +62,8 @@ fn ruleset(rules: Vec<PathRule>) -> OwnedFd {
 fn run(inner: &Path, fd: Option<&OwnedFd>, args: Vec<std::ffi::OsString>) -> Output {
     let raw = fd.map(|f| f.as_raw_fd());
     let mut cmd = Command::new(inner);
-    cmd.args(args);
+    // The checked working directory every call here passes (`cwd /`).
+    cmd.args(args).current_dir("/");
     // SAFETY: the closure runs in the forked child before exec and makes one fcntl call
     // (async-signal-safe, no allocation; the error path only reads errno). `fd` is an open
     // descriptor of ours: the caller's OwnedFd outlives `cmd.output()`, and the child has its
@@ -101,7 +102,13 @@ fn applies_the_ruleset_and_the_rules_it_opens_itself() {
     let out = run(
         &f.inner,
         Some(&fd),
-        inner_args(fd.as_raw_fd(), &inside, kernel_abi(), sh(&script)),
+        inner_args(
+            fd.as_raw_fd(),
+            &inside,
+            kernel_abi(),
+            Path::new("/"),
+            sh(&script),
+        ),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout, "inside\nDENIED\nRO\n", "{out:?}");
@@ -117,7 +124,13 @@ fn nothing_of_cordon_reaches_the_command() {
     let out = run(
         &f.inner,
         Some(&fd),
-        inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh("ls /proc/self/fd")),
+        inner_args(
+            fd.as_raw_fd(),
+            &[],
+            kernel_abi(),
+            Path::new("/"),
+            sh("ls /proc/self/fd"),
+        ),
     );
     // 0-2, and the descriptor `ls` opened to list the directory.
     assert_eq!(
@@ -136,7 +149,7 @@ fn refuses_without_a_ruleset_and_runs_nothing() {
     let out = run(
         &f.inner,
         None,
-        inner_args(0, &[], kernel_abi(), touch.clone()),
+        inner_args(0, &[], kernel_abi(), Path::new("/"), touch.clone()),
     );
     assert_eq!(out.status.code(), Some(125), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -161,6 +174,32 @@ fn refuses_without_a_ruleset_and_runs_nothing() {
     }
 }
 
+/// The working directory entered (by bwrap's `--chdir`, or the zygote) is not the one cordon
+/// checked, as when a component was swapped for a link after the check: 125, nothing runs.
+#[test]
+fn refuses_a_working_directory_other_than_the_checked_one() {
+    let f = fixture();
+    let fd = ruleset(system());
+    let marker = f.dir.path().join("ran");
+    let touch = sh(&format!("touch {}", marker.display()));
+    // `run` starts it in `/`; the checked directory named is another.
+    let out = run(
+        &f.inner,
+        Some(&fd),
+        inner_args(fd.as_raw_fd(), &[], kernel_abi(), f.dir.path(), touch),
+    );
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        format!(
+            "cordon: the working directory {} changed after cordon checked it (the run entered /): refusing to run there; run the command again\n",
+            f.dir.path().display()
+        )
+    );
+    assert!(!marker.exists());
+}
+
 #[test]
 fn exec_failures_are_126_and_127() {
     let f = fixture();
@@ -172,6 +211,7 @@ fn exec_failures_are_126_and_127() {
             fd.as_raw_fd(),
             &[],
             kernel_abi(),
+            Path::new("/"),
             ["no-such-program-cordon".into()],
         ),
     );
@@ -187,7 +227,13 @@ fn exec_failures_are_126_and_127() {
     let out = run(
         &f.inner,
         Some(&fd),
-        inner_args(fd.as_raw_fd(), &[], kernel_abi(), [prog.into_os_string()]),
+        inner_args(
+            fd.as_raw_fd(),
+            &[],
+            kernel_abi(),
+            Path::new("/"),
+            [prog.into_os_string()],
+        ),
     );
     assert_eq!(out.status.code(), Some(126), "{out:?}");
 }
@@ -222,7 +268,13 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
         let marker = f.dir.path().join(format!("ran-{go}"));
         let script = format!("touch {}; ls /proc/self/fd", marker.display());
         let args = with_proxy(
-            inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh(&script)),
+            inner_args(
+                fd.as_raw_fd(),
+                &[],
+                kernel_abi(),
+                Path::new("/"),
+                sh(&script),
+            ),
             port,
             theirs.as_raw_fd(),
             &[],
@@ -230,6 +282,7 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
         let raw = [fd.as_raw_fd(), theirs.as_raw_fd()];
         let mut cmd = Command::new(&f.inner);
         cmd.args(args)
+            .current_dir("/")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         // SAFETY: as in `run`: fcntl only (async-signal-safe) in the forked child, on
@@ -290,7 +343,13 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
         &f.inner,
         Some(&fd),
         with_proxy(
-            inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh("true")),
+            inner_args(
+                fd.as_raw_fd(),
+                &[],
+                kernel_abi(),
+                Path::new("/"),
+                sh("true"),
+            ),
             0,
             9,
             &[],
