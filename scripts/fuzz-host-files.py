@@ -13,7 +13,7 @@ A variant is a hole when the host wrote outside the project or on the persistenc
 it and cordon answered allow to each recorded call of the tool.
 
 Usage: fuzz-host-files.py CORDON HOSTS_MOCK HOST N SEED [--corpus FILE] [--replay FILE]
-HOST: claude | gemini. N random variants from SEED (each distinct one once); prints counts
+HOST: claude | gemini | copilot. N random variants from SEED (each distinct one once); prints counts
 and every hole, exits 1 on a hole. --corpus writes each variant the host acted on outside or
 on the surface (the regression corpus, crates/cli/tests/hosts_support/host_file_calls.json's
 form); --replay runs a corpus file's variants of HOST instead.
@@ -32,7 +32,8 @@ SURFACE = (".git/config", ".git/hooks/", ".claude/settings", ".gemini/settings",
 HOST_STATE = ("home/.claude/projects/", "home/.claude/file-history/", "home/.claude/todos/",
               "home/.claude/shell-snapshots/", "home/.claude/statsig/", "home/.claude.json",
               "home/.gemini/tmp/", "home/.state/", "home/.cache/", "home/.claude/session-env/",
-              "home/.claude/history.jsonl", "home/.gemini/history/", "rec/")
+              "home/.claude/history.jsonl", "home/.gemini/history/", "home/.copilot/session-state/",
+              "home/.copilot/logs/", "rec/")
 HOSTS = os.environ.get("CORDON_TEST_DEPS", "/opt/cordon-test") + "/npm/node_modules/.bin/"
 
 # Paths, BASE the tree's root, H the home; each relative to the project (cwd) unless absolute.
@@ -56,11 +57,13 @@ NB_PATHS = ["../out/n.ipynb", "BASE/out/n.ipynb", "sub/../../out/n.ipynb", "~/n.
 NOTEBOOKS = ("out/n.ipynb", "home/n.ipynb", "proj/n.ipynb")
 CLAUDE_TOOLS = ["Write", "Edit", "MultiEdit", "NotebookEdit"]
 GEMINI_TOOLS = ["write_file", "replace"]
+COPILOT_TOOLS = ["create", "edit"]
 # Alternative names a host might accept for the path, as extra keys.
 PATH_KEYS = {"Write": ["file_path", "path", "filePath"], "Edit": ["file_path", "path"],
              "MultiEdit": ["file_path", "path"], "NotebookEdit": ["notebook_path", "file_path", "path"],
              "write_file": ["file_path", "path", "absolute_path", "filePath"],
-             "replace": ["file_path", "path", "absolute_path"]}
+             "replace": ["file_path", "path", "absolute_path"],
+             "create": ["path", "file_path", "filePath"], "edit": ["path", "file_path", "filePath"]}
 
 
 def pick(r, xs):
@@ -69,7 +72,7 @@ def pick(r, xs):
 
 def variant(r, host):
     """(tool, path template, extra keys) as JSON-able: the call is built in `call`."""
-    tool = r.choice(CLAUDE_TOOLS if host == "claude" else GEMINI_TOOLS)
+    tool = r.choice({"claude": CLAUDE_TOOLS, "gemini": GEMINI_TOOLS, "copilot": COPILOT_TOOLS}[host])
     v = {"tool": tool, "path": r.choice(NB_PATHS if tool == "NotebookEdit" else PATHS),
          "key": pick(r, PATH_KEYS[tool])}
     x = r.random()
@@ -92,6 +95,10 @@ def call(v, base, mark):
         inp = {key: p, "old_string": "victim", "new_string": mark}
     elif tool == "replace":  # Gemini CLI's needs an instruction too
         inp = {key: p, "instruction": "edit", "old_string": "victim", "new_string": mark}
+    elif tool == "create":
+        inp = {key: p, "file_text": text}
+    elif tool == "edit":
+        inp = {key: p, "old_str": "victim", "new_str": mark}
     elif tool == "MultiEdit":
         inp = {key: p, "edits": [{"old_string": "victim", "new_string": mark}]}
     else:
@@ -136,6 +143,10 @@ def setup(base, host):
             {"type": "command", "command": recorder(base), "timeout": 30}]}]}}
         os.makedirs(os.path.join(proj, ".claude"), exist_ok=True)
         w("proj/.claude/settings.json", json.dumps(settings))
+    elif host == "copilot":
+        os.makedirs(os.path.join(base, "home/.copilot/hooks"), exist_ok=True)
+        w("home/.copilot/hooks/rec.json", json.dumps({"version": 1, "hooks": {"preToolUse": [
+            {"type": "command", "bash": recorder(base), "timeoutSec": 30}]}}))
     else:
         g = {"security": {"auth": {"selectedType": "gemini-api-key"}},
              "privacy": {"usageStatisticsEnabled": False}, "general": {"enableAutoUpdate": False},
@@ -176,6 +187,11 @@ def host_run(host, base, url):
         env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-cordon-test", IS_SANDBOX="1",
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
                    DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
+    elif host == "copilot":
+        cmd = [HOSTS + "copilot", "-p", "run the scripted tool call", "--allow-all-tools"]
+        env.update(COPILOT_PROVIDER_TYPE="anthropic", COPILOT_PROVIDER_BASE_URL=url,
+                   COPILOT_PROVIDER_API_KEY="cordon-test-key", COPILOT_MODEL="claude-sonnet-4-5",
+                   COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false")
     else:
         cmd = [HOSTS + "gemini", "-p", "run the scripted tool call", "--yolo", "-m", "gemini-2.5-flash"]
         env.update(GEMINI_API_KEY="cordon-test-key", GOOGLE_GEMINI_BASE_URL=url,
@@ -220,7 +236,8 @@ def run(cordon, mock, host, v, n):
         answers = []
         for rec in recs:
             try:
-                if json.loads(rec).get("tool_name") != v["tool"]:
+                j = json.loads(rec)  # Copilot CLI's hook input is camelCase
+                if j.get("tool_name", j.get("toolName")) != v["tool"]:
                     continue
             except ValueError:
                 pass

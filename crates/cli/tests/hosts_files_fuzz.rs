@@ -1,5 +1,5 @@
-//! Issue 21 class 5 (round 12): Claude Code's and Gemini CLI's file tools read their input
-//! at least as leniently by cordon's hook as by the host. The corpus
+//! Issue 21 class 5 (round 12): Claude Code's, Gemini CLI's and Copilot CLI's file tools read
+//! their input at least as leniently by cordon's hook as by the host. The corpus
 //! (`hosts_support/host_file_calls.json`) is what `scripts/fuzz-host-files.py` found the real
 //! host writing outside the project or on the persistence surface with its own gate off and a
 //! hook that allows: `..`, `//`, `/./`, `~`, a symlinked component, a trailing slash, an
@@ -45,6 +45,8 @@ const HOST_STATE: &[&str] = &[
     "home/.claude.json",
     "home/.gemini/tmp/",
     "home/.gemini/history/",
+    "home/.copilot/session-state/",
+    "home/.copilot/logs/",
     "home/.state/",
     "home/.cache/",
     "rec/",
@@ -116,6 +118,11 @@ fn fill(base: &Path, host: &str) {
         let s = json!({ "hooks": { "PreToolUse": [{ "matcher": "*", "hooks": [
             { "type": "command", "command": record, "timeout": 30 }]}]}});
         std::fs::write(base.join("proj/.claude/settings.json"), s.to_string()).unwrap();
+    } else if host == "copilot" {
+        std::fs::create_dir_all(base.join("home/.copilot/hooks")).unwrap();
+        let s = json!({ "version": 1, "hooks": { "preToolUse": [
+            { "type": "command", "bash": record, "timeoutSec": 30 }]}});
+        std::fs::write(base.join("home/.copilot/hooks/rec.json"), s.to_string()).unwrap();
     } else {
         let s = json!({
             "security": { "auth": { "selectedType": "gemini-api-key" } },
@@ -134,7 +141,7 @@ fn fill(base: &Path, host: &str) {
 }
 
 /// The host's run against `mock` in the project, its own gate off (Claude Code
-/// `bypassPermissions`, Gemini CLI `--yolo`): the recording hook is the only one.
+/// `bypassPermissions`, Gemini CLI `--yolo`, Copilot CLI `--allow-all-tools`): the recording hook is the only one.
 fn run(host: &str, base: &Path, mock: &Mock) -> std::process::Output {
     let home = base.join("home");
     let mut c = Command::new(host_bin(host));
@@ -164,6 +171,14 @@ fn run(host: &str, base: &Path, mock: &Mock) -> std::process::Output {
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1");
+    } else if host == "copilot" {
+        c.args(["-p", "run the scripted tool call", "--allow-all-tools"])
+            .env("COPILOT_PROVIDER_TYPE", "anthropic")
+            .env("COPILOT_PROVIDER_BASE_URL", mock.base_url())
+            .env("COPILOT_PROVIDER_API_KEY", "cordon-test-key")
+            .env("COPILOT_MODEL", "claude-sonnet-4-5")
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false");
     } else {
         c.args([
             "-p",
@@ -270,7 +285,8 @@ fn replay(host: &str) {
         let mut asked = 0;
         for input in recorded {
             let v: Value = serde_json::from_slice(&input).unwrap();
-            if v["tool_name"] != tool.as_str() {
+            // Copilot CLI's hook input is camelCase.
+            if v.get("tool_name").unwrap_or(&v["toolName"]) != tool.as_str() {
                 continue;
             }
             asked += 1;
@@ -292,4 +308,9 @@ fn claude_file_tools_corpus_written_outside_is_refused_by_cordon() {
 #[test]
 fn gemini_file_tools_corpus_written_outside_is_refused_by_cordon() {
     replay("gemini");
+}
+
+#[test]
+fn copilot_file_tools_corpus_written_outside_is_refused_by_cordon() {
+    replay("copilot");
 }
