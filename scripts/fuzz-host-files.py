@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Differential fuzz of Claude Code's and Gemini CLI's file tools against `cordon hook HOST`
+"""Differential fuzz of Claude Code's, Gemini CLI's and Copilot CLI's file tools against
+`cordon hook HOST`
 (issue 21 class 5: a tool's input is read by the hook at least as leniently as by the host).
 
 Each variant is one tool call the real host makes, offline, asked for by the project's mock
