@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Differential fuzz of Claude Code's, Gemini CLI's and Copilot CLI's file tools against
-`cordon hook HOST`
-(issue 21 class 5: a tool's input is read by the hook at least as leniently as by the host).
+`cordon hook HOST` (issue 21 class 5: a tool's input is read by the hook at least as
+leniently as by the host).
 
 Each variant is one tool call the real host makes, offline, asked for by the project's mock
 model server (`hosts-mock`, crates/cli/examples). The host runs in a fresh tree
 BASE/{proj,home,out}, cwd BASE/proj, HOME BASE/home, its own permission gate off (Claude
-Code `--permission-mode bypassPermissions`, Gemini CLI `--yolo`) and, in place of cordon's
-hook, a recorder that keeps the hook's input and allows. The content written carries a
+Code `--permission-mode bypassPermissions`, Gemini CLI `--yolo`, Copilot CLI
+`--allow-all-tools`) and, in place of cordon's hook, a recorder that keeps the hook's input and allows. The content written carries a
 marker; where the host wrote is where a file with the marker is. The recorded input is then
 given to the hook cordon install wires (`cordon hook HOST --policy BASE/proj/cordon.toml`).
 A variant is a hole when the host wrote outside the project or on the persistence surface in
