@@ -7,11 +7,12 @@ Each variant is one tool call the real host makes, offline, asked for by the pro
 model server (`hosts-mock`, crates/cli/examples). The host runs in a fresh tree
 BASE/{proj,home,out}, cwd BASE/proj, HOME BASE/home, its own permission gate off (Claude
 Code `--permission-mode bypassPermissions`, Gemini CLI `--yolo`, Copilot CLI
-`--allow-all-tools`) and, in place of cordon's hook, a recorder that keeps the hook's input and allows. The content written carries a
-marker; where the host wrote is where a file with the marker is. The recorded input is then
-given to the hook cordon install wires (`cordon hook HOST --policy BASE/proj/cordon.toml`).
-A variant is a hole when the host wrote outside the project or on the persistence surface in
-it and cordon answered allow to each recorded call of the tool.
+`--allow-all-tools`) and, in place of cordon's hook, a recorder that keeps the hook's input
+and allows. The content written carries a marker; where the host wrote is where a file with
+the marker is. The recorded input is then given to the hook cordon install wires (`cordon
+hook HOST --policy BASE/proj/cordon.toml`). A variant is a hole when the host wrote outside
+the project or on the persistence surface in it and cordon answered allow to each recorded
+call of the tool.
 
 Usage: fuzz-host-files.py CORDON HOSTS_MOCK HOST N SEED [--corpus FILE] [--replay FILE]
 HOST: claude | gemini | copilot. N random variants from SEED (each distinct one once); prints counts
