@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime};
 
 use cordon_policy::surface::EnvKind;
 
-use super::{Listing, Snapshot, StartupRead, SETTLED};
+use super::{git_state, Listing, Snapshot, StartupRead, SETTLED};
 
 const HEAD: &[u8] = b"cordon walk listings v3\n";
 /// A larger file is neither written nor read (about 300,000 directories).
@@ -221,17 +221,7 @@ fn encode(s: &Snapshot, ctx: &[u8]) -> Option<Vec<u8>> {
         out.extend_from_slice(&(reads.len() as u32).to_le_bytes());
         for (path, (st, v)) in reads {
             put_bytes(&mut out, path.as_os_str().as_bytes());
-            for n in [
-                st.0,
-                st.1,
-                st.2,
-                st.3 as u64,
-                st.4 as u64,
-                st.5 as u64,
-                st.6 as u64,
-            ] {
-                out.extend_from_slice(&n.to_le_bytes());
-            }
+            put_stamp(&mut out, st);
             match &**v {
                 Ok(b) => {
                     out.push(0);
@@ -259,11 +249,7 @@ fn encode(s: &Snapshot, ctx: &[u8]) -> Option<Vec<u8>> {
                     None => out.push(0),
                     Some(m) => {
                         out.push(1);
-                        for n in [
-                            m.0, m.1, m.2, m.3 as u64, m.4 as u64, m.5 as u64, m.6 as u64,
-                        ] {
-                            out.extend_from_slice(&n.to_le_bytes());
-                        }
+                        put_stamp(&mut out, m);
                     }
                 }
             }
@@ -298,15 +284,7 @@ fn decode_startup(r: &mut Reader<'_>) -> Option<Option<Box<StartupRead>>> {
         let path = PathBuf::from(OsStr::from_bytes(r.bytes()?));
         let stamp = match r.u8()? {
             0 => None,
-            1 => Some((
-                r.u64()?,
-                r.u64()?,
-                r.u64()?,
-                r.u64()? as i64,
-                r.u64()? as i64,
-                r.u64()? as i64,
-                r.u64()? as i64,
-            )),
+            1 => Some(r.stamp()?),
             _ => return None,
         };
         files.push((path, stamp));
@@ -352,6 +330,34 @@ impl<'a> Reader<'a> {
     fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = self.u32()? as usize;
         self.take(n)
+    }
+    /// A file's stamp as [`put_stamp`] wrote it.
+    fn stamp(&mut self) -> Option<git_state::Stamp> {
+        Some((
+            self.u64()?,
+            self.u64()?,
+            self.u64()?,
+            self.u64()? as i64,
+            self.u64()? as i64,
+            self.u64()? as i64,
+            self.u64()? as i64,
+        ))
+    }
+}
+
+/// A file's stamp (dev, ino, size, mtime and ctime as seconds and nanoseconds), seven
+/// little-endian u64s: one encoding for the git state's reads and the startup files'.
+fn put_stamp(out: &mut Vec<u8>, st: &git_state::Stamp) {
+    for n in [
+        st.0,
+        st.1,
+        st.2,
+        st.3 as u64,
+        st.4 as u64,
+        st.5 as u64,
+        st.6 as u64,
+    ] {
+        out.extend_from_slice(&n.to_le_bytes());
     }
 }
 
@@ -406,15 +412,7 @@ fn decode(bytes: &[u8], ctx: &[u8]) -> Option<Snapshot> {
         let mut reads = std::collections::HashMap::with_capacity(k.min(body.len() / 64));
         for _ in 0..k {
             let path = PathBuf::from(OsStr::from_bytes(r.bytes()?));
-            let st = (
-                r.u64()?,
-                r.u64()?,
-                r.u64()?,
-                r.u64()? as i64,
-                r.u64()? as i64,
-                r.u64()? as i64,
-                r.u64()? as i64,
-            );
+            let st = r.stamp()?;
             let v = match r.u8()? {
                 0 => Ok(r.bytes()?.to_vec()),
                 1 => Err(String::from_utf8_lossy(r.bytes()?).into_owned()),
