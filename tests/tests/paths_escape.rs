@@ -461,10 +461,12 @@ fn link_inside_a_protected_directory(mode: Mode, backend: Backend) {
         "rm .git/hooks/pre-commit && ln -s ../../evil .git/hooks/pre-commit",
     );
     let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    // The planting run's scan moved the link aside (dotted, round 12) and put the hook back:
+    // the refusal names the link where it now is, still inside the protected directory.
     fx.assert_refused(
         &policy,
         "printf '#!/bin/sh\\ntouch pwned\\n' > evil",
-        &fx.ws.join(".git/hooks/pre-commit"),
+        &fx.ws.join(".git/hooks/.pre-commit.cordon-quarantine"),
     );
 }
 
@@ -568,16 +570,11 @@ fn hard_link_into_a_protected_directory(mode: Mode, backend: Backend) {
     git_workspace(&fx);
     fx.plant(&fx.plain(), "ln .git/hooks/pre-commit hook");
     let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
-    fx.assert_refused(
-        &policy,
-        "echo 'touch pwned' >> hook",
-        &fx.ws.join(".git/hooks/pre-commit"),
-    );
-    fx.assert_profile_refused(
-        &policy,
-        backend.name(),
-        &fx.ws.join(".git/hooks/pre-commit"),
-    );
+    // The planting run's scan moved the linked hook aside (dotted, round 12: a glob loop
+    // skips it) and wrote the hook back as a new file: the second name is the one moved aside.
+    let linked = fx.ws.join(".git/hooks/.pre-commit.cordon-quarantine");
+    fx.assert_refused(&policy, "echo 'touch pwned' >> hook", &linked);
+    fx.assert_profile_refused(&policy, backend.name(), &linked);
     assert_eq!(
         fs::read_to_string(fx.ws.join(".git/hooks/pre-commit")).unwrap(),
         "#!/bin/sh\nexit 0\n"
