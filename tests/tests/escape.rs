@@ -957,15 +957,22 @@ impl HostIpc {
             fs::write(&posix_shm, "CORDON-HOST-POSIX-SHM").unwrap();
             fs::set_permissions(&posix_shm, fs::Permissions::from_mode(0o666)).unwrap();
             let mq = std::ffi::CString::new(format!("/cordon-e2e-{base:x}")).unwrap();
-            let old = libc::umask(0);
+            // The mode set on the descriptor, not by clearing the umask: the umask is the
+            // process's, and the other tests' threads making their fixtures meanwhile got
+            // world-writable directories (cordon then refused their TMPDIR).
             let q = libc::mq_open(
                 mq.as_ptr(),
                 libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
-                0o666 as libc::mode_t,
+                0o600 as libc::mode_t,
                 std::ptr::null_mut::<libc::mq_attr>(),
             );
-            libc::umask(old);
             assert!(q >= 0, "mq_open: {}", std::io::Error::last_os_error());
+            assert_eq!(
+                libc::fchmod(q, 0o666),
+                0,
+                "fchmod of the message queue: {}",
+                std::io::Error::last_os_error()
+            );
             libc::mq_close(q);
             HostIpc {
                 shm,
